@@ -1,0 +1,205 @@
+// draftscope-cli: run a target and a DFlash drafter on a prompt, or dump a target forward.
+// Exit codes: 0 success, 1 bad input or failed work (message on stderr), 2 usage error,
+// 130 interrupted (Ctrl-C).
+
+#include "cli/run_report.h"
+#include "draftscope/engine.h"
+#include "draftscope/errors.h"
+#include "draftscope/results_json.h"
+#include "draftscope/safetensors.h"
+#include "draftscope/tokenizer.h"
+
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+using namespace draftscope;
+
+namespace {
+
+std::atomic<bool> g_cancel{false};
+extern "C" void onSigint(int) { g_cancel.store(true); }
+
+/// Prompt options shared by the subcommands.
+struct PromptArgs {
+    std::string text, file, ids;
+    bool chat = false, noThinking = false;
+
+    void add(CLI::App& cmd) {
+        auto* t = cmd.add_option("--prompt", text, "prompt text, tokenized as is (no chat template unless --chat)");
+        auto* f = cmd.add_option("--prompt-file", file, "read the prompt text from a file");
+        auto* i = cmd.add_option("--prompt-ids", ids, "comma-separated token ids, e.g. 1,2,3");
+        t->excludes(f)->excludes(i);
+        f->excludes(i);
+        cmd.add_flag("--chat", chat, "wrap the prompt as one user turn of the ChatML template");
+        cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block");
+    }
+
+    PromptSpec spec() const {
+        PromptSpec p;
+        p.chat = chat;
+        p.thinking = !noThinking;
+        if (!ids.empty()) {
+            p.kind = PromptSpec::Kind::Ids;
+            std::stringstream ss(ids);
+            std::string item;
+            while (std::getline(ss, item, ',')) {
+                try {
+                    std::size_t used = 0;
+                    p.ids.push_back(std::stoll(item, &used));
+                    if (used != item.size()) throw std::invalid_argument(item);
+                } catch (const std::exception&) {
+                    throw Error("--prompt-ids: '" + item + "' is not an integer token id");
+                }
+            }
+        } else if (!file.empty()) {
+            p.text = readFileToString(file);
+        } else if (!text.empty()) {
+            p.text = text;
+        } else {
+            throw Error("no prompt given: use --prompt TEXT, --prompt-file FILE or --prompt-ids 1,2,3 "
+                        "(an empty prompt has nothing to condition the target on)");
+        }
+        return p;
+    }
+};
+
+struct DeviceArgs {
+    LoadOptions load;
+    void add(CLI::App& cmd) {
+        cmd.add_option("--device", load.device, "cpu, cuda or cuda:N")->capture_default_str();
+        cmd.add_option("--dtype", load.dtype, "float32 or bfloat16")->capture_default_str();
+        cmd.add_option("--threads", load.threads, "CPU threads (0 = all cores)")->capture_default_str();
+    }
+};
+
+void writeJson(const std::string& path, const nlohmann::json& j) {
+    writeFileAtomically(path, j.dump(1) + "\n");
+}
+
+int runCommand(const std::string& targetDir, const std::string& drafterDir, const PromptArgs& prompt,
+               const DeviceArgs& dev, RunSettings settings, const std::string& jsonOut, bool quiet) {
+    Engine engine;
+    std::cerr << "loading target " << targetDir << " (" << dev.load.device << ", " << dev.load.dtype << ")\n";
+    const auto target = engine.loadTarget(targetDir, dev.load);
+    std::cerr << "loading drafter " << drafterDir << "\n";
+    const auto drafter = engine.loadDrafter(drafterDir);
+    for (const auto& w : drafter.warnings) std::cerr << "warning: drafter: " << w << "\n";
+    if (!drafter.unexpectedTensors.empty())
+        std::cerr << "warning: drafter checkpoint has " << drafter.unexpectedTensors.size()
+                  << " unexpected tensor(s), e.g. " << drafter.unexpectedTensors.front() << "\n";
+    if (!target.unexpectedTensors.empty())
+        std::cerr << "warning: target checkpoint has " << target.unexpectedTensors.size()
+                  << " unexpected tensor(s), e.g. " << target.unexpectedTensors.front() << "\n";
+
+    const auto spec = prompt.spec();
+    const bool tty = ::isatty(STDERR_FILENO);
+    auto progress = [&](std::int64_t done, std::int64_t total) {
+        if (tty) std::cerr << "\rgenerating " << done << "/" << total << " tokens" << std::flush;
+    };
+    const auto run = engine.run(spec, settings, progress, &g_cancel);
+    if (tty) std::cerr << "\r\033[K";
+
+    const Tokenizer* tok = engine.tokenizer();
+    if (!quiet) {
+        ReportOptions opt;
+        opt.color = ::isatty(STDOUT_FILENO);
+        printRunReport(std::cout, run, tok, opt);
+        std::cout << "\n";
+    }
+    printRunSummary(std::cout, run);
+    if (tok && !quiet) {
+        std::vector<std::int64_t> generated(run.outputIds.begin() + static_cast<std::ptrdiff_t>(run.promptIds.size()),
+                                            run.outputIds.end());
+        std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
+    }
+    if (!jsonOut.empty()) {
+        nlohmann::json j = {{"tool", "draftscope-cli run"},
+                            {"target", toJson(target)},
+                            {"drafter", toJson(drafter)},
+                            {"runs", nlohmann::json::array({toJson(run)})}};
+        writeJson(jsonOut, j);
+        std::cerr << "wrote " << jsonOut << "\n";
+    }
+    return 0;
+}
+
+int forwardCommand(const std::string& modelDir, const PromptArgs& prompt, const DeviceArgs& dev,
+                   const std::string& outPath) {
+    Engine engine;
+    engine.loadTarget(modelDir, dev.load);
+    const auto r = engine.forward(prompt.spec());
+    const auto T = static_cast<std::int64_t>(r.ids.size());
+    SafetensorsWriter w;
+    w.addFloat32("hidden_states", {r.numLayers + 1, T, r.hiddenSize}, r.hiddenStates);
+    w.addFloat32("logits", {T, r.vocabSize}, r.logits);
+    w.addInt64("input_ids", {T}, r.ids);
+    w.setMetadata("producer", "draftscope-cli forward");
+    w.setMetadata("model", modelDir);
+    w.setMetadata("convention", "hidden_states[0] = embeddings, hidden_states[L] = after the final norm (HF)");
+    w.write(outPath);
+    std::cout << "wrote " << outPath << ": hidden_states [" << r.numLayers + 1 << ", " << T << ", "
+              << r.hiddenSize << "], logits [" << T << ", " << r.vocabSize << "], input_ids [" << T << "]\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"draftscope-cli: run DFlash drafters against their target and see where drafts go wrong"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "draftscope 0.1.0");
+
+    auto* run = app.add_subcommand("run", "run the DFlash verification loop on one prompt");
+    std::string targetDir, drafterDir, jsonOut;
+    PromptArgs runPrompt;
+    DeviceArgs runDev;
+    RunSettings settings;
+    bool quiet = false;
+    run->add_option("--target", targetDir, "target model directory (HF layout)")->required();
+    run->add_option("--drafter", drafterDir, "DFlash drafter directory")->required();
+    runPrompt.add(*run);
+    run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::PositiveNumber);
+    run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
+    run->add_option("--temperature", settings.temperature, "0 = greedy; > 0 samples the target's tokens")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
+    run->add_option("--seed", settings.seed, "seed of the target-token sampler")->capture_default_str();
+    run->add_option("--top-k", settings.topK, "draft top-k recorded per position")->capture_default_str()->check(CLI::Range(1, 1000));
+    run->add_option("--json", jsonOut, "write the run (per-step records included) as JSON");
+    run->add_flag("--quiet", quiet, "print only the summary");
+    runDev.add(*run);
+
+    auto* fwd = app.add_subcommand("forward", "run the target on a prompt and save hidden states and logits");
+    std::string modelDir, outPath;
+    PromptArgs fwdPrompt;
+    DeviceArgs fwdDev;
+    fwd->add_option("--model", modelDir, "target model directory")->required();
+    fwdPrompt.add(*fwd);
+    fwd->add_option("--out", outPath, "output .safetensors (float32 hidden_states [L+1,T,H], logits [T,V])")->required();
+    fwdDev.add(*fwd);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    std::signal(SIGINT, onSigint);
+    try {
+        if (*run) return runCommand(targetDir, drafterDir, runPrompt, runDev, settings, jsonOut, quiet);
+        if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
+    } catch (const Cancelled&) {
+        std::cerr << "\ninterrupted\n";
+        return 130;
+    } catch (const Error& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "error: internal failure: " << e.what() << "\n";
+        return 1;
+    }
+    return 2;
+}

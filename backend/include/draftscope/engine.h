@@ -1,0 +1,85 @@
+#pragma once
+// The engine facade: the only backend interface the CLI and the GUI use. Torch-free
+// header (pimpl); all results are plain structs from run_types.h.
+
+#include "draftscope/run_types.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+class Tokenizer;
+
+/// Where and in which precision models run.
+struct LoadOptions {
+    std::string device = "cpu";     ///< "cpu", "cuda" or "cuda:N"
+    std::string dtype = "float32";  ///< "float32" or "bfloat16"
+    int threads = 0;                ///< CPU intra-op threads, 0 = all cores
+};
+
+/// What was loaded, for logs, the inspector and result files.
+struct ModelSummary {
+    std::string directory;
+    std::string architecture;
+    std::int64_t numLayers = 0, hiddenSize = 0, vocabSize = 0;
+    std::int64_t numHeads = 0, numKvHeads = 0, headDim = 0;
+    std::int64_t parameters = 0;
+    std::vector<std::string> layerTypes;
+    std::vector<std::string> unexpectedTensors;  ///< in the checkpoint, not used
+    std::vector<std::string> ignoredTensors;     ///< e.g. model.visual.*, mtp.*
+    std::vector<std::string> warnings;
+    // Drafters only:
+    std::int64_t blockSize = 0;
+    std::int64_t maskTokenId = -1;
+    std::vector<std::int64_t> targetLayerIds;
+    bool targetLayerIdsDerived = false;
+};
+
+/// Owns one target and any number of drafters. Not thread-safe: the app's controller
+/// owns it on one worker thread. Every method throws draftscope::Error on bad input.
+class Engine {
+public:
+    Engine();
+    ~Engine();
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    /// Loads a target from an HF checkpoint directory (config.json + safetensors, optional
+    /// tokenizer.json). Replaces the current target and unloads all drafters.
+    ModelSummary loadTarget(const std::string& dir, const LoadOptions& options = {});
+    /// Loads a DFlash drafter for the current target and appends it; its index is
+    /// drafterCount() - 1. Throws Error if no target is loaded or the drafter does not fit it.
+    ModelSummary loadDrafter(const std::string& dir);
+    int drafterCount() const;
+    bool hasTarget() const;
+    const ModelSummary& targetSummary() const;
+    const ModelSummary& drafterSummary(int index) const;
+
+    /// The target's tokenizer, or nullptr if its directory has no tokenizer.json.
+    const Tokenizer* tokenizer() const;
+    /// Token ids of a prompt (text through the tokenizer, optionally as a ChatML user turn).
+    /// Throws Error for an empty prompt, ids outside the vocabulary, or text without a tokenizer.
+    std::vector<std::int64_t> encodePrompt(const PromptSpec& prompt) const;
+    /// Stop tokens used unless RunSettings::ignoreEos: config eos_token_id(s),
+    /// generation_config.json eos_token_id(s) and the tokenizer's eos token.
+    const std::vector<std::int64_t>& stopTokenIds() const;
+
+    /// Runs the DFlash loop (DFLASH.md section 4) with drafter settings.drafter.
+    /// `progress` is called after every verify step; `cancel` is polled between steps and
+    /// makes the call throw Cancelled.
+    RunResult run(const PromptSpec& prompt, const RunSettings& settings,
+                  const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+    /// Target forward over the prompt: every hidden state (HF convention) and all logits.
+    ForwardResult forward(const PromptSpec& prompt);
+    /// One drafter call after prefilling the prompt (see DraftBlockResult).
+    DraftBlockResult draftBlock(const PromptSpec& prompt, int drafter = 0);
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d_;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,83 @@
+#pragma once
+// Parsed HF `config.json` for targets and DFlash drafters. Torch-free.
+// Semantics: HF transformers configs (4.x `rope_theta` / `rope_scaling` and 5.x
+// `rope_parameters`), `text_config` nesting of vision-language checkpoints, and the DFlash
+// drafter fields of ../shared/docs/DFLASH.md section 1.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+/// Decoder families the engine implements.
+enum class TargetFamily {
+    Qwen3,  ///< Qwen3 dense: per-head RMSNorm on q and k, no bias.
+    Qwen2,  ///< Qwen2 dense: q/k/v bias, no q/k norm.
+    Llama,  ///< Llama 2/3.x: no q/k norm, optional bias, llama3 rope scaling.
+};
+
+/// Rotary embedding parameters. `type` is "default", "linear" or "llama3".
+struct RopeConfig {
+    double theta = 10000.0;
+    std::string type = "default";
+    double factor = 1.0;
+    double lowFreqFactor = 1.0;
+    double highFreqFactor = 4.0;
+    std::int64_t originalMaxPositions = 8192;
+    double partialRotaryFactor = 1.0;  ///< fraction of head_dim that is rotated
+};
+
+/// Architecture hyper-parameters of a decoder-only transformer (target or drafter body).
+struct TransformerConfig {
+    std::string configPath;    ///< file this was read from, for error messages
+    std::string architecture;  ///< `architectures[0]`, e.g. "Qwen3ForCausalLM"
+    std::string modelType;     ///< `model_type` of the language model
+    TargetFamily family = TargetFamily::Qwen3;
+    std::int64_t hiddenSize = 0;
+    std::int64_t intermediateSize = 0;
+    std::int64_t numLayers = 0;
+    std::int64_t numHeads = 0;
+    std::int64_t numKvHeads = 0;
+    std::int64_t headDim = 0;
+    std::int64_t vocabSize = 0;
+    std::int64_t maxPositions = 0;
+    double rmsNormEps = 1e-6;
+    RopeConfig rope;
+    bool tieWordEmbeddings = false;
+    bool attentionBias = false;
+    std::string hiddenAct = "silu";
+    std::vector<std::string> layerTypes;  ///< per layer, e.g. "full_attention"
+    std::vector<std::int64_t> eosTokenIds;
+    /// Prefix of the language model's tensors: "model." (text-only) or
+    /// "model.language_model." (vision-language layout).
+    std::string weightPrefix = "model.";
+};
+
+/// A DFlash drafter's configuration (DFLASH.md section 1).
+struct DrafterConfig {
+    TransformerConfig body;  ///< the drafter's own layers (no embedding, no LM head)
+    std::int64_t blockSize = 16;
+    std::int64_t maskTokenId = -1;
+    std::vector<std::int64_t> targetLayerIds;  ///< tapped target layers, 0-based
+    bool targetLayerIdsDerived = false;        ///< true if computed by the fallback rule
+    std::int64_t numTargetLayers = 0;          ///< 0 if the config does not say
+};
+
+/// Reads `<dir>/config.json` of a target model. Accepts `text_config` nesting.
+/// Throws Error naming the file and field when the directory, file or a required field is
+/// missing, a value has the wrong type, or the architecture is not supported.
+TransformerConfig loadTargetConfig(const std::string& dir);
+
+/// Reads `<dir>/config.json` of a DFlash drafter; `mask_token_id` and `target_layer_ids`
+/// are read from `dflash_config` or the top level. Throws Error as loadTargetConfig.
+DrafterConfig loadDrafterConfig(const std::string& dir);
+
+/// DFlash's fallback for a missing `target_layer_ids`: n == 1 gives [L/2], otherwise
+/// round(1 + i*(L-4)/(n-1)) for i in 0..n-1 with round-half-to-even (Python's round).
+/// Example: L=30, n=5 gives [1, 8, 14, 20, 27]. Throws Error for n < 1 or L < 1.
+std::vector<std::int64_t> fallbackTargetLayerIds(std::int64_t numTargetLayers,
+                                                 std::int64_t numDraftLayers);
+
+}  // namespace draftscope

@@ -1,0 +1,22 @@
+#pragma once
+// JSON form of the engine's results (used by `draftscope-cli --json` and result files).
+// Field names are stable: output_ids, acceptance_lengths, tau, steps[...].
+
+#include "draftscope/engine.h"
+#include "draftscope/run_types.h"
+
+#include <nlohmann/json.hpp>
+
+namespace draftscope {
+
+/// One verify step: start, anchor, drafted, target_tokens, accepted_count, bonus_token,
+/// acceptance_length, draft_prob, target_prob_of_draft, target_prob_of_target,
+/// target_rank_in_draft_topk, draft_topk_ids, draft_topk_probs.
+nlohmann::json toJson(const VerifyStep& step);
+/// A run: prompt_ids, output_ids, acceptance_lengths, tau, block_size,
+/// per_position_acceptance (with its definition), acceptance_histogram, steps, settings, timing.
+nlohmann::json toJson(const RunResult& run);
+/// A loaded model's summary.
+nlohmann::json toJson(const ModelSummary& model);
+
+}  // namespace draftscope

@@ -1,0 +1,102 @@
+#pragma once
+// Plain C++ results of the engine (no torch types), shared by the CLI, the GUI and the
+// results files. Conventions (DFLASH.md section 4): a verify step drafts B-1 tokens after
+// the anchor; `acceptedCount` (acc) is the number of leading drafted tokens equal to the
+// target's; the step commits the anchor plus acc drafted tokens and ends with the bonus
+// token (the target's token after them), so its acceptance length is acc + 1 (bonus
+// counted as the committed anchor of the next step is NOT included twice).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+/// Progress report of long work: units done so far and the total (tokens for a run).
+using ProgressFn = std::function<void(std::int64_t done, std::int64_t total)>;
+
+/// How the prompt is given.
+struct PromptSpec {
+    enum class Kind { Text, Ids };
+    Kind kind = Kind::Text;
+    std::string text;                ///< raw text (Kind::Text)
+    std::vector<std::int64_t> ids;   ///< token ids (Kind::Ids)
+    bool chat = false;               ///< wrap text as one user turn of the ChatML template
+    bool thinking = true;            ///< with chat: false appends Qwen3's empty <think> block
+};
+
+/// Settings of one DFlash run.
+struct RunSettings {
+    std::int64_t maxNewTokens = 128;
+    bool ignoreEos = false;          ///< true: no stop tokens (the goldens' setting)
+    double temperature = 0.0;        ///< 0 = greedy; > 0 samples the target's tokens
+    std::uint64_t seed = 0;          ///< seed of the target-token sampler
+    int topK = 5;                    ///< size of the recorded draft top-k per position
+    int drafter = 0;                 ///< index of the loaded drafter to use
+};
+
+/// One verify step of the DFlash loop. Block position j (0..B-1) is absolute position
+/// start + j; position 0 holds the anchor, positions 1..B-1 the drafted tokens.
+struct VerifyStep {
+    std::int64_t start = 0;                  ///< absolute position of the anchor
+    std::int64_t anchor = 0;
+    std::vector<std::int64_t> drafted;       ///< [B-1] drafted tokens at positions 1..B-1
+    std::vector<std::int64_t> targetTokens;  ///< [B] target's token for positions 1..B (row i predicts start+i+1)
+    int acceptedCount = 0;                   ///< acc: leading drafted tokens equal to the target's (0..B-1)
+    std::int64_t bonusToken = 0;             ///< targetTokens[acc], next anchor
+    std::vector<float> draftProb;            ///< [B-1] drafter's probability of its drafted token
+    std::vector<float> targetProbOfDraft;    ///< [B-1] target's probability of the drafted token
+    std::vector<float> targetProbOfTarget;   ///< [B-1] target's probability of its own token
+    std::vector<int> targetRankInDraft;      ///< [B-1] rank of the target's token in the draft top-k, -1 if absent
+    std::vector<std::vector<std::int64_t>> draftTopIds;  ///< [B-1][k] draft top-k ids per position
+    std::vector<std::vector<float>> draftTopProbs;       ///< [B-1][k] their probabilities
+    int acceptanceLength() const { return acceptedCount + 1; }
+};
+
+/// Wall-clock timing of a run, milliseconds (host clock; each phase ends at a point where
+/// the host waits for the device anyway).
+struct RunTiming {
+    double prefillMs = 0;  ///< target prefill + first anchor
+    double decodeMs = 0;   ///< all draft + verify steps
+    double totalMs = 0;
+};
+
+/// Everything one DFlash run produced.
+struct RunResult {
+    std::vector<std::int64_t> promptIds;
+    std::vector<std::int64_t> outputIds;          ///< prompt + generated (truncated as the reference)
+    std::vector<int> acceptanceLengths;           ///< per step, acc + 1
+    double tau = 0;                               ///< mean acceptance length (bonus included)
+    std::int64_t blockSize = 0;
+    /// perPositionAcceptance[j], j = 0..B-1: fraction of steps whose accepted prefix reaches
+    /// block position j (acc >= j). j = 0 is 1 by definition (the anchor is always committed).
+    std::vector<double> perPositionAcceptance;
+    /// acceptanceHistogram[n], n = 0..B: number of steps with acceptance length n (n=0 unused).
+    std::vector<std::int64_t> acceptanceHistogram;
+    std::vector<VerifyStep> steps;
+    bool stoppedAtEos = false;
+    RunSettings settings;
+    RunTiming timing;
+    std::string device, dtype;
+};
+
+/// Output of one target forward over a prompt (HF conventions).
+struct ForwardResult {
+    std::vector<std::int64_t> ids;
+    std::int64_t numLayers = 0, hiddenSize = 0, vocabSize = 0;
+    std::vector<float> hiddenStates;  ///< [L+1, T, H]: 0 = embeddings, L = after the final norm
+    std::vector<float> logits;        ///< [T, V]
+};
+
+/// One drafter call on a fresh cache after prefilling the target on the prompt: context =
+/// all prompt features, block = [anchor, MASK x (B-1)], positions 0..T+B-1.
+struct DraftBlockResult {
+    std::vector<std::int64_t> promptIds;
+    std::int64_t anchor = 0;
+    std::int64_t blockSize = 0, hiddenSize = 0, vocabSize = 0;
+    std::vector<float> draftHidden;  ///< [B, H] after the drafter's final norm
+    std::vector<float> draftLogits;  ///< [B-1, V]
+};
+
+}  // namespace draftscope

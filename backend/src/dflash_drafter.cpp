@@ -1,0 +1,160 @@
+#include "dflash_drafter.h"
+
+#include "draftscope/errors.h"
+#include "torch_compat.h"
+
+#include <cmath>
+
+namespace draftscope {
+
+namespace {
+std::string idList(const std::vector<std::int64_t>& ids) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+    return s + "]";
+}
+}  // namespace
+
+std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, std::int64_t fcIn) {
+    const auto& c = d.body;
+    const auto H = c.hiddenSize, D = c.headDim;
+    std::vector<TensorSpec> s;
+    s.push_back({"fc.weight", {H, fcIn}});
+    s.push_back({"hidden_norm.weight", {H}});
+    s.push_back({"norm.weight", {H}});
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const auto lp = "layers." + std::to_string(l) + ".";
+        s.push_back({lp + "input_layernorm.weight", {H}});
+        s.push_back({lp + "post_attention_layernorm.weight", {H}});
+        s.push_back({lp + "self_attn.q_proj.weight", {c.numHeads * D, H}});
+        s.push_back({lp + "self_attn.k_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.v_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.o_proj.weight", {H, c.numHeads * D}});
+        s.push_back({lp + "self_attn.q_norm.weight", {D}});
+        s.push_back({lp + "self_attn.k_norm.weight", {D}});
+        SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+    }
+    return s;
+}
+
+DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights,
+                             const TargetModel& target)
+    : config_(config), target_(target), rotary_(config.body.rope, config.body.headDim, target.device()) {
+    const auto& tc = target.config();
+    const auto& dc = config_.body;
+    const std::string where = "drafter '" + weights.directory() + "'";
+    if (dc.hiddenSize != tc.hiddenSize)
+        throw Error(where + ": hidden_size is " + std::to_string(dc.hiddenSize) +
+                    " but the target's is " + std::to_string(tc.hiddenSize) +
+                    " (the drafter shares the target's embedding and LM head, so they must match)");
+    for (auto id : config_.targetLayerIds)
+        if (id >= tc.numLayers)
+            throw Error(where + ": target_layer_ids " + idList(config_.targetLayerIds) + " contains " +
+                        std::to_string(id) + ", but the target has " + std::to_string(tc.numLayers) +
+                        " layers (valid ids 0.." + std::to_string(tc.numLayers - 1) + ")" +
+                        (config_.numTargetLayers ? "; the drafter was made for a " +
+                             std::to_string(config_.numTargetLayers) + "-layer target" : std::string()));
+    if (config_.maskTokenId >= tc.vocabSize)
+        throw Error(where + ": mask_token_id " + std::to_string(config_.maskTokenId) +
+                    " is outside the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+    if (config_.numTargetLayers && config_.numTargetLayers != tc.numLayers)
+        warnings_.push_back("num_target_layers is " + std::to_string(config_.numTargetLayers) +
+                            " but the target has " + std::to_string(tc.numLayers) +
+                            " layers: the drafter was probably trained for another target");
+
+    const auto K = static_cast<std::int64_t>(config_.targetLayerIds.size());
+    const auto expectedFc = K * tc.hiddenSize;
+    if (!weights.has("fc.weight"))
+        throw Error(where + ": tensor 'fc.weight' is missing (is this a DFlash drafter checkpoint?)");
+    const auto fcShape = weights.shape("fc.weight");
+    if (fcShape.size() != 2 || fcShape[0] != dc.hiddenSize || fcShape[1] != expectedFc)
+        throw Error(where + ": fc.weight has shape " + shapeString(fcShape) + ", expected [" +
+                    std::to_string(dc.hiddenSize) + ", " + std::to_string(expectedFc) + "] = hidden " +
+                    std::to_string(dc.hiddenSize) + " x (" + std::to_string(K) +
+                    " tapped layers " + idList(config_.targetLayerIds) + " x target hidden " +
+                    std::to_string(tc.hiddenSize) + ")");
+
+    const auto specs = expectedTensors(config_, expectedFc);
+    report_ = weights.check(specs);
+    for (const auto& s : specs) {
+        std::int64_t n = 1;
+        for (auto d : s.shape) n *= d;
+        parameters_ += n;
+    }
+    const LoadTarget lt{weights, target.dtype(), target.device()};
+    const double eps = dc.rmsNormEps;
+    fc_ = {lt.get("fc.weight"), {}};
+    hiddenNorm_ = {lt.get("hidden_norm.weight"), eps};
+    finalNorm_ = {lt.get("norm.weight"), eps};
+    for (std::int64_t l = 0; l < dc.numLayers; ++l) {
+        const auto lp = "layers." + std::to_string(l) + ".";
+        const auto ap = lp + "self_attn.";
+        Layer L;
+        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps};
+        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps};
+        L.qNorm = {lt.get(ap + "q_norm.weight"), eps};
+        L.kNorm = {lt.get(ap + "k_norm.weight"), eps};
+        L.q = {lt.get(ap + "q_proj.weight"), {}};
+        L.k = {lt.get(ap + "k_proj.weight"), {}};
+        L.v = {lt.get(ap + "v_proj.weight"), {}};
+        L.o = {lt.get(ap + "o_proj.weight"), {}};
+        L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+        layers_.push_back(std::move(L));
+    }
+}
+
+std::vector<std::int64_t> DFlashDrafter::featureIndices() const {
+    std::vector<std::int64_t> idx;
+    for (auto id : config_.targetLayerIds) idx.push_back(id + 1);
+    return idx;
+}
+
+at::Tensor DFlashDrafter::projectContext(const at::Tensor& features) const {
+    return hiddenNorm_(fc_(features));
+}
+
+DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
+                                 bool keepAttention) const {
+    const auto& c = config_.body;
+    const auto dev = target_.device();
+    const std::int64_t B = block.size(0);
+    const std::int64_t C = features.size(0);
+    const std::int64_t past = cache.length();
+    const auto Hq = c.numHeads, Hkv = c.numKvHeads, D = c.headDim;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+
+    const auto positions = at::arange(past, past + C + B, at::TensorOptions().dtype(at::kLong).device(dev));
+    const auto [cos, sin] = rotary_.cosSin(positions, target_.dtype());
+    const auto qCos = cos.narrow(0, C, B), qSin = sin.narrow(0, C, B);
+
+    DraftOutput out;
+    const auto ctx = projectContext(features.to(dev, target_.dtype()));  // [C, H], shared by all layers
+    at::Tensor x = target_.embed(block).to(target_.dtype());          // [B, H]
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+        const auto& layer = layers_[l];
+        const auto xn = layer.inputNorm(x);
+        auto q = layer.qNorm(layer.q(xn).view({B, Hq, D})).transpose(0, 1);
+        const auto kvIn = at::cat({ctx, xn}, 0);  // [C + B, H]
+        auto k = layer.kNorm(layer.k(kvIn).view({C + B, Hkv, D})).transpose(0, 1);
+        auto v = layer.v(kvIn).view({C + B, Hkv, D}).transpose(0, 1);
+        q = RotaryEmbedding::apply(q, qCos, qSin);
+        k = RotaryEmbedding::apply(k, cos, sin);
+        const auto [K, V] = cache.append(l, k, v);
+        at::Tensor attn;
+        if (keepAttention) {
+            at::Tensor w;
+            attn = compat::attentionWithWeights(q, K, V, std::nullopt, scale, w);
+            out.attention.push_back(w);
+        } else {
+            attn = compat::attention(q, K, V, std::nullopt, scale);  // no mask, not causal
+        }
+        x = x + layer.o(attn.transpose(0, 1).reshape({B, Hq * D}));
+        x = x + layer.mlp(layer.postNorm(x));
+    }
+    cache.advance(C);  // keep context rows only: the block rows are dropped
+    out.hidden = finalNorm_(x);
+    out.logits = target_.lmHead(out.hidden.narrow(0, 1, B - 1));
+    return out;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,168 @@
+#include "dflash_loop.h"
+
+#include "draftscope/errors.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace draftscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// Picks the target's tokens from float32 logits [R, V]: argmax, or a sample of
+/// softmax(logits / T) with `gen` (on the CPU, so runs are reproducible across devices).
+at::Tensor pickTokens(const at::Tensor& logits, double temperature, at::Generator& gen) {
+    if (temperature < 1e-5) return logits.argmax(-1);
+    const auto probs = at::softmax(logits.to(at::kCPU) / temperature, -1);
+    return at::multinomial(probs, 1, false, gen).squeeze(-1).to(logits.device());
+}
+
+}  // namespace
+
+RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
+                    const std::vector<std::int64_t>& promptIds, const RunSettings& settings,
+                    const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
+                    const std::atomic<bool>* cancel) {
+    const auto& tc = target.config();
+    const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
+    const std::int64_t B = drafter.blockSize();
+    const std::int64_t maxNew = settings.maxNewTokens;
+    if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
+    if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
+    if (P + maxNew + B > tc.maxPositions)
+        throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
+                    " new tokens + one block of " + std::to_string(B) + " exceeds the target's "
+                    "max_position_embeddings of " + std::to_string(tc.maxPositions));
+    for (auto id : promptIds)
+        if (id < 0 || id >= tc.vocabSize)
+            throw Error("prompt token id " + std::to_string(id) + " is outside the target's vocabulary 0.." +
+                        std::to_string(tc.vocabSize - 1));
+    const int topK = static_cast<int>(std::clamp<std::int64_t>(settings.topK, 1, tc.vocabSize));
+
+    const auto t0 = Clock::now();
+    RunResult r;
+    r.promptIds = promptIds;
+    r.blockSize = B;
+    r.settings = settings;
+
+    const auto dev = target.device();
+    const auto longOpts = at::TensorOptions().dtype(at::kLong);
+    at::Generator gen = at::detail::createCPUGenerator(settings.seed);
+    const auto featIdx = drafter.featureIndices();
+
+    KVCache targetCache = target.makeCache();
+    KVCache draftCache = drafter.makeCache();
+
+    // Prefill: features of every prompt position, anchor from the last row.
+    auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}});
+    at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H]
+    std::int64_t anchor = pickTokens(pre.logits, settings.temperature, gen).item<std::int64_t>();
+    r.timing.prefillMs = msSince(t0);
+
+    std::vector<std::int64_t> out = promptIds;
+    out.push_back(anchor);
+    std::int64_t start = P;
+    const std::int64_t maxLen = P + maxNew;
+    const auto t1 = Clock::now();
+    auto isStop = [&](std::int64_t t) { return std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end(); };
+    if (!settings.ignoreEos && isStop(anchor)) r.stoppedAtEos = true;
+
+    while (start < maxLen && !r.stoppedAtEos) {
+        if (cancel && cancel->load()) throw Cancelled();
+        std::vector<std::int64_t> blockIds(static_cast<std::size_t>(B), drafter.config().maskTokenId);
+        blockIds[0] = anchor;
+        const auto block = at::tensor(blockIds, longOpts).to(dev);
+        const auto d = drafter.draft(ctx, block, draftCache);
+        const auto drafted = d.logits.argmax(-1);  // [B-1], drafts stay greedy
+        const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted});
+        auto v = target.forward(verifyIds, targetCache, {featIdx, 0, {}, {}});
+        const auto post = pickTokens(v.logits, settings.temperature, gen);  // [B]
+
+        // Per-position statistics, computed on the device and copied back in one go.
+        const auto draftProbs = at::softmax(d.logits, -1);
+        const auto top = draftProbs.topk(topK, -1);
+        const auto& topProbs = std::get<0>(top);
+        const auto& topIds = std::get<1>(top);
+        const double temp = settings.temperature < 1e-5 ? 1.0 : settings.temperature;
+        const auto targetProbs = at::softmax(v.logits.narrow(0, 0, B - 1) / temp, -1);
+        const auto postHead = post.narrow(0, 0, B - 1);
+        const auto hit = topIds.eq(postHead.unsqueeze(1));
+        const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
+        const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})}).to(at::kCPU);
+        const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                     targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                     targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
+                                     topProbs.reshape({-1})}).to(at::kCPU, at::kFloat);
+        const auto* I = ints.data_ptr<std::int64_t>();
+        const auto* F = floats.data_ptr<float>();
+        const std::size_t D = static_cast<std::size_t>(B - 1), K = static_cast<std::size_t>(topK);
+
+        VerifyStep s;
+        s.start = start;
+        s.anchor = anchor;
+        s.drafted.assign(I, I + D);
+        s.targetTokens.assign(I + D, I + D + B);
+        s.targetRankInDraft.assign(I + D + B, I + 2 * D + B);
+        s.draftProb.assign(F, F + D);
+        s.targetProbOfDraft.assign(F + D, F + 2 * D);
+        s.targetProbOfTarget.assign(F + 2 * D, F + 3 * D);
+        for (std::size_t j = 0; j < D; ++j) {
+            s.draftTopIds.emplace_back(I + 2 * D + B + j * K, I + 2 * D + B + (j + 1) * K);
+            s.draftTopProbs.emplace_back(F + 3 * D + j * K, F + 3 * D + (j + 1) * K);
+        }
+        int acc = 0;
+        while (acc < static_cast<int>(D) && s.drafted[acc] == s.targetTokens[acc]) ++acc;
+        s.acceptedCount = acc;
+        s.bonusToken = s.targetTokens[static_cast<std::size_t>(acc)];
+
+        // Commit anchor + acc drafted tokens, then the bonus token as the next anchor.
+        out.insert(out.end(), s.drafted.begin(), s.drafted.begin() + acc);
+        out.push_back(s.bonusToken);
+        start += acc + 1;
+        targetCache.crop(start);
+        ctx = at::cat(v.hidden, -1).narrow(0, 0, acc + 1);
+        anchor = s.bonusToken;
+        r.acceptanceLengths.push_back(acc + 1);
+        if (!settings.ignoreEos)
+            for (auto it = out.begin() + P; it != out.end(); ++it)
+                if (isStop(*it)) r.stoppedAtEos = true;
+        r.steps.push_back(std::move(s));
+        if (progress) progress(std::min(start - P, maxNew), maxNew);
+    }
+    r.timing.decodeMs = msSince(t1);
+
+    if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
+    if (r.stoppedAtEos)
+        for (std::size_t i = static_cast<std::size_t>(P); i < out.size(); ++i)
+            if (isStop(out[i])) {
+                out.resize(i + 1);
+                break;
+            }
+    r.outputIds = std::move(out);
+
+    // Aggregates (bonus token included in every acceptance length).
+    const auto steps = static_cast<double>(r.acceptanceLengths.size());
+    r.perPositionAcceptance.assign(static_cast<std::size_t>(B), 0.0);
+    r.acceptanceHistogram.assign(static_cast<std::size_t>(B + 1), 0);
+    double sum = 0;
+    for (int len : r.acceptanceLengths) {
+        sum += len;
+        r.acceptanceHistogram[static_cast<std::size_t>(len)] += 1;
+        for (int j = 0; j < len; ++j) r.perPositionAcceptance[static_cast<std::size_t>(j)] += 1;
+    }
+    if (steps > 0) {
+        r.tau = sum / steps;
+        for (auto& p : r.perPositionAcceptance) p /= steps;
+    }
+    r.timing.totalMs = msSince(t0);
+    return r;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,242 @@
+#include "draftscope/engine.h"
+
+#include "dflash_drafter.h"
+#include "dflash_loop.h"
+#include "draftscope/chat_template.h"
+#include "draftscope/errors.h"
+#include "draftscope/model_config.h"
+#include "draftscope/safetensors.h"
+#include "draftscope/tokenizer.h"
+#include "target_model.h"
+#include "torch_compat.h"
+#include "weight_loader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <filesystem>
+
+namespace draftscope {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<float> toFloatVector(const at::Tensor& t) {
+    const auto c = t.to(at::kCPU, at::kFloat).contiguous();
+    return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
+}
+
+void addIds(std::vector<std::int64_t>& into, const nlohmann::json& v) {
+    auto add = [&](std::int64_t id) {
+        if (std::find(into.begin(), into.end(), id) == into.end()) into.push_back(id);
+    };
+    if (v.is_number_integer()) add(v.get<std::int64_t>());
+    else if (v.is_array())
+        for (const auto& e : v)
+            if (e.is_number_integer()) add(e.get<std::int64_t>());
+}
+
+ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const WeightReport& report,
+                       std::int64_t parameters) {
+    ModelSummary s;
+    s.directory = dir;
+    s.architecture = c.architecture;
+    s.numLayers = c.numLayers;
+    s.hiddenSize = c.hiddenSize;
+    s.vocabSize = c.vocabSize;
+    s.numHeads = c.numHeads;
+    s.numKvHeads = c.numKvHeads;
+    s.headDim = c.headDim;
+    s.parameters = parameters;
+    s.layerTypes = c.layerTypes;
+    s.unexpectedTensors = report.unexpected;
+    s.ignoredTensors = report.ignored;
+    return s;
+}
+
+}  // namespace
+
+struct Engine::Impl {
+    LoadOptions options;
+    at::Device device{at::kCPU};
+    at::ScalarType dtype = at::kFloat;
+    std::unique_ptr<TargetModel> target;
+    std::unique_ptr<Tokenizer> tokenizer;
+    std::vector<std::unique_ptr<DFlashDrafter>> drafters;
+    ModelSummary targetSummary;
+    std::vector<ModelSummary> drafterSummaries;
+    std::vector<std::int64_t> stopIds;
+
+    const TargetModel& requireTarget() const {
+        if (!target) throw Error("no target model is loaded");
+        return *target;
+    }
+    const DFlashDrafter& requireDrafter(int index) const {
+        requireTarget();
+        if (drafters.empty()) throw Error("no drafter is loaded");
+        if (index < 0 || index >= static_cast<int>(drafters.size()))
+            throw Error("drafter index " + std::to_string(index) + " out of range (" +
+                        std::to_string(drafters.size()) + " loaded)");
+        return *drafters[static_cast<std::size_t>(index)];
+    }
+};
+
+Engine::Engine() : d_(std::make_unique<Impl>()) { compat::configureThreads(0); }
+Engine::~Engine() = default;
+
+ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& options) {
+    c10::InferenceMode guard;
+    const auto device = compat::parseDevice(options.device);
+    const auto dtype = compat::parseDtype(options.dtype);
+    compat::configureThreads(options.threads);
+    auto config = loadTargetConfig(dir);
+    WeightLoader weights(dir);
+    auto target = std::make_unique<TargetModel>(config, weights, dtype, device);
+
+    std::unique_ptr<Tokenizer> tok;
+    if (fs::exists(fs::path(dir) / "tokenizer.json"))
+        tok = std::make_unique<Tokenizer>(Tokenizer::fromDirectory(dir));
+
+    std::vector<std::int64_t> stops = config.eosTokenIds;
+    const auto gen = fs::path(dir) / "generation_config.json";
+    if (fs::exists(gen)) {
+        try {
+            const auto j = nlohmann::json::parse(readFileToString(gen.string()));
+            if (j.is_object() && j.contains("eos_token_id")) addIds(stops, j["eos_token_id"]);
+        } catch (const nlohmann::json::exception& e) {
+            throw Error("'" + gen.string() + "' is not valid JSON: " + e.what());
+        }
+    }
+    if (tok && tok->eosTokenId()) addIds(stops, *tok->eosTokenId());
+
+    d_->drafters.clear();
+    d_->drafterSummaries.clear();
+    d_->target = std::move(target);
+    d_->tokenizer = std::move(tok);
+    d_->options = options;
+    d_->device = device;
+    d_->dtype = dtype;
+    d_->stopIds = stops;
+    d_->targetSummary = summarize(config, dir, d_->target->weightReport(), d_->target->parameterCount());
+    return d_->targetSummary;
+}
+
+ModelSummary Engine::loadDrafter(const std::string& dir) {
+    c10::InferenceMode guard;
+    const auto& target = d_->requireTarget();
+    auto config = loadDrafterConfig(dir);
+    WeightLoader weights(dir);
+    auto drafter = std::make_unique<DFlashDrafter>(config, weights, target);
+    auto s = summarize(config.body, dir, drafter->weightReport(), drafter->parameterCount());
+    s.blockSize = config.blockSize;
+    s.maskTokenId = config.maskTokenId;
+    s.targetLayerIds = config.targetLayerIds;
+    s.targetLayerIdsDerived = config.targetLayerIdsDerived;
+    s.warnings = drafter->warnings();
+    d_->drafters.push_back(std::move(drafter));
+    d_->drafterSummaries.push_back(s);
+    return s;
+}
+
+int Engine::drafterCount() const { return static_cast<int>(d_->drafters.size()); }
+bool Engine::hasTarget() const { return d_->target != nullptr; }
+const ModelSummary& Engine::targetSummary() const {
+    d_->requireTarget();
+    return d_->targetSummary;
+}
+const ModelSummary& Engine::drafterSummary(int index) const {
+    d_->requireDrafter(index);
+    return d_->drafterSummaries[static_cast<std::size_t>(index)];
+}
+const Tokenizer* Engine::tokenizer() const { return d_->tokenizer.get(); }
+const std::vector<std::int64_t>& Engine::stopTokenIds() const { return d_->stopIds; }
+
+std::vector<std::int64_t> Engine::encodePrompt(const PromptSpec& prompt) const {
+    const auto& target = d_->requireTarget();
+    std::vector<std::int64_t> ids;
+    if (prompt.kind == PromptSpec::Kind::Ids) {
+        ids = prompt.ids;
+    } else {
+        if (prompt.text.empty()) throw Error("the prompt is empty: nothing to condition the target on");
+        if (!d_->tokenizer)
+            throw Error("the target directory '" + d_->targetSummary.directory +
+                        "' has no tokenizer.json, so a text prompt cannot be tokenized; give token ids instead");
+        const std::string text = prompt.chat
+            ? renderChatML({{"user", prompt.text}}, /*addGenerationPrompt=*/true, prompt.thinking)
+            : prompt.text;
+        ids = d_->tokenizer->encode(text);
+    }
+    if (ids.empty()) throw Error("the prompt is empty: nothing to condition the target on");
+    const auto V = target.config().vocabSize;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids[i] < 0 || ids[i] >= V)
+            throw Error("prompt token " + std::to_string(i) + " has id " + std::to_string(ids[i]) +
+                        ", outside the target's vocabulary 0.." + std::to_string(V - 1));
+    const auto maxPos = target.config().maxPositions;
+    if (static_cast<std::int64_t>(ids.size()) > maxPos)
+        throw Error("the prompt has " + std::to_string(ids.size()) + " tokens, more than the target's "
+                    "max_position_embeddings of " + std::to_string(maxPos));
+    return ids;
+}
+
+RunResult Engine::run(const PromptSpec& prompt, const RunSettings& settings, const ProgressFn& progress,
+                      const std::atomic<bool>* cancel) {
+    c10::InferenceMode guard;
+    const auto& drafter = d_->requireDrafter(settings.drafter);
+    const auto ids = encodePrompt(prompt);
+    static const std::vector<std::int64_t> kNoStops;
+    auto r = runDFlash(*d_->target, drafter, ids, settings, settings.ignoreEos ? kNoStops : d_->stopIds,
+                       progress, cancel);
+    r.device = d_->options.device;
+    r.dtype = d_->options.dtype;
+    return r;
+}
+
+ForwardResult Engine::forward(const PromptSpec& prompt) {
+    c10::InferenceMode guard;
+    const auto& target = d_->requireTarget();
+    ForwardResult r;
+    r.ids = encodePrompt(prompt);
+    const auto& c = target.config();
+    r.numLayers = c.numLayers;
+    r.hiddenSize = c.hiddenSize;
+    r.vocabSize = c.vocabSize;
+    std::vector<std::int64_t> all;
+    for (std::int64_t i = 0; i <= c.numLayers; ++i) all.push_back(i);
+    auto cache = target.makeCache();
+    const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}});
+    r.hiddenStates = toFloatVector(at::stack(out.hidden));
+    r.logits = toFloatVector(out.logits);
+    return r;
+}
+
+DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) {
+    c10::InferenceMode guard;
+    const auto& drafter = d_->requireDrafter(drafterIndex);
+    const auto& target = *d_->target;
+    DraftBlockResult r;
+    r.promptIds = encodePrompt(prompt);
+    const auto P = static_cast<std::int64_t>(r.promptIds.size());
+    r.blockSize = drafter.blockSize();
+    r.hiddenSize = target.config().hiddenSize;
+    r.vocabSize = target.config().vocabSize;
+    auto cache = target.makeCache();
+    const auto pre = target.forward(at::tensor(r.promptIds, at::TensorOptions().dtype(at::kLong)), cache,
+                                    {drafter.featureIndices(), P - 1, {}, {}});
+    r.anchor = pre.logits.argmax(-1).item<std::int64_t>();
+    std::vector<std::int64_t> block(static_cast<std::size_t>(r.blockSize), drafter.config().maskTokenId);
+    block[0] = r.anchor;
+    auto draftCache = drafter.makeCache();
+    const auto out = drafter.draft(at::cat(pre.hidden, -1),
+                                   at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
+                                   draftCache);
+    r.draftHidden = toFloatVector(out.hidden);
+    r.draftLogits = toFloatVector(out.logits);
+    return r;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,1 @@
+#include "draftscope/errors.h"

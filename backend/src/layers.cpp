@@ -1,0 +1,124 @@
+#include "layers.h"
+
+#include "draftscope/errors.h"
+#include "weight_loader.h"
+
+#include <cmath>
+
+namespace draftscope {
+
+at::Tensor LoadTarget::get(const std::string& name) const { return weights.load(name, dtype, device); }
+
+at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+    const auto xf = x.to(at::kFloat);
+    const auto var = xf.pow(2).mean(-1, /*keepdim=*/true);
+    return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
+}
+
+at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
+
+at::Tensor SwiGluMlp::operator()(const at::Tensor& x) const {
+    return down(at::silu(gate(x)) * up(x));
+}
+
+SwiGluMlp SwiGluMlp::load(const LoadTarget& lt, const std::string& p) {
+    return {{lt.get(p + "gate_proj.weight"), {}},
+            {lt.get(p + "up_proj.weight"), {}},
+            {lt.get(p + "down_proj.weight"), {}}};
+}
+
+void SwiGluMlp::specs(std::vector<TensorSpec>& out, const std::string& p, std::int64_t h,
+                      std::int64_t i) {
+    out.push_back({p + "gate_proj.weight", {i, h}});
+    out.push_back({p + "up_proj.weight", {i, h}});
+    out.push_back({p + "down_proj.weight", {h, i}});
+}
+
+RotaryEmbedding::RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, const at::Device& device) {
+    std::int64_t dim = static_cast<std::int64_t>(static_cast<double>(headDim) * rope.partialRotaryFactor);
+    dim -= dim % 2;
+    if (dim <= 0) throw Error("rotary dimension is zero (head_dim " + std::to_string(headDim) + ")");
+    // HF: 1 / base ** (arange(0, dim, 2).float() / dim), in float32.
+    auto exponent = at::arange(0, dim, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) /
+                    static_cast<double>(dim);
+    auto invFreq = 1.0 / at::pow(rope.theta, exponent);
+    if (rope.type == "linear") {
+        invFreq = invFreq / rope.factor;
+    } else if (rope.type == "llama3") {
+        // HF _compute_llama3_parameters.
+        const double oldLen = static_cast<double>(rope.originalMaxPositions);
+        const double lowWavelen = oldLen / rope.lowFreqFactor;
+        const double highWavelen = oldLen / rope.highFreqFactor;
+        const auto wavelen = 2.0 * M_PI / invFreq;
+        auto scaled = at::where(wavelen > lowWavelen, invFreq / rope.factor, invFreq);
+        const auto smooth = (oldLen / wavelen - rope.lowFreqFactor) / (rope.highFreqFactor - rope.lowFreqFactor);
+        const auto smoothed = (1 - smooth) * scaled / rope.factor + smooth * scaled;
+        const auto medium = (wavelen >= highWavelen).logical_and(wavelen <= lowWavelen);
+        invFreq = at::where(medium, smoothed, scaled);
+    }
+    invFreq_ = invFreq.to(device);
+}
+
+std::pair<at::Tensor, at::Tensor> RotaryEmbedding::cosSin(const at::Tensor& positions,
+                                                          at::ScalarType dtype) const {
+    const auto freqs = at::outer(positions.to(at::kFloat), invFreq_);  // [T, dim/2]
+    const auto emb = at::cat({freqs, freqs}, -1);
+    return {emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const auto rot = cos.size(-1);
+    const auto head = x.size(-1);
+    auto xr = rot == head ? x : x.narrow(-1, 0, rot);
+    const auto half = rot / 2;
+    const auto x1 = xr.narrow(-1, 0, half);
+    const auto x2 = xr.narrow(-1, half, half);
+    auto rotated = xr * cos + at::cat({-x2, x1}, -1) * sin;
+    if (rot == head) return rotated;
+    return at::cat({rotated, x.narrow(-1, rot, head - rot)}, -1);
+}
+
+std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::Tensor& k, const at::Tensor& v) {
+    auto& K = keys_.at(layer);
+    auto& V = values_.at(layer);
+    const auto need = length_ + k.size(1);
+    if (!K.defined() || K.size(1) < need) {
+        std::int64_t cap = K.defined() ? K.size(1) : 0;
+        cap = std::max<std::int64_t>({need, 2 * cap, 256});
+        auto nk = at::empty({k.size(0), cap, k.size(2)}, k.options());
+        auto nv = at::empty({v.size(0), cap, v.size(2)}, v.options());
+        if (K.defined() && length_ > 0) {
+            nk.narrow(1, 0, length_).copy_(K.narrow(1, 0, length_));
+            nv.narrow(1, 0, length_).copy_(V.narrow(1, 0, length_));
+        }
+        K = nk;
+        V = nv;
+    }
+    K.narrow(1, length_, k.size(1)).copy_(k);
+    V.narrow(1, length_, v.size(1)).copy_(v);
+    return {K.narrow(1, 0, need), V.narrow(1, 0, need)};
+}
+
+void KVCache::crop(std::int64_t length) {
+    if (length > length_ || length < 0)
+        throw Error("cannot crop a KV cache of " + std::to_string(length_) + " rows to " + std::to_string(length));
+    length_ = length;
+}
+
+void KVCache::compact(std::int64_t prefix, const std::vector<std::int64_t>& rows) {
+    if (prefix > length_) throw Error("KV cache compaction prefix beyond cache length");
+    if (!rows.empty()) {
+        const auto idx = at::tensor(rows, at::TensorOptions().dtype(at::kLong));
+        for (std::size_t l = 0; l < keys_.size(); ++l) {
+            if (!keys_[l].defined()) continue;
+            const auto i = idx.to(keys_[l].device());
+            const auto k = keys_[l].index_select(1, i);
+            const auto v = values_[l].index_select(1, i);
+            keys_[l].narrow(1, prefix, k.size(1)).copy_(k);
+            values_[l].narrow(1, prefix, v.size(1)).copy_(v);
+        }
+    }
+    length_ = prefix + static_cast<std::int64_t>(rows.size());
+}
+
+}  // namespace draftscope

@@ -1,0 +1,318 @@
+#include "draftscope/model_config.h"
+
+#include "draftscope/errors.h"
+#include "draftscope/safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cfenv>
+#include <cmath>
+#include <filesystem>
+
+namespace draftscope {
+
+namespace {
+
+using nlohmann::json;
+
+json readConfigJson(const std::string& dir, std::string& pathOut) {
+    std::error_code ec;
+    if (dir.empty()) throw Error("no model directory given");
+    if (!std::filesystem::exists(dir, ec)) throw Error("model directory not found: '" + dir + "'");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error("expected a model directory but found a file: '" + dir + "'");
+    pathOut = (std::filesystem::path(dir) / "config.json").string();
+    if (!std::filesystem::exists(pathOut, ec))
+        throw Error("no config.json in model directory '" + dir + "'");
+    const std::string text = readFileToString(pathOut);
+    try {
+        json j = json::parse(text);
+        if (!j.is_object()) throw Error("'" + pathOut + "' is not a JSON object");
+        return j;
+    } catch (const json::exception& e) {
+        throw Error("'" + pathOut + "' is not valid JSON: " + e.what());
+    }
+}
+
+/// Field access with messages that name the file and the field.
+class Fields {
+public:
+    Fields(const json& j, std::string path, std::string scope = "")
+        : j_(j), path_(std::move(path)), scope_(std::move(scope)) {}
+
+    bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
+    const json& raw(const char* key) const { return j_[key]; }
+
+    std::int64_t positiveInt(const char* key) const {
+        if (!has(key)) missing(key);
+        return positiveIntValue(key);
+    }
+    std::int64_t positiveInt(const char* key, std::int64_t fallback) const {
+        return has(key) ? positiveIntValue(key) : fallback;
+    }
+    std::int64_t integer(const char* key) const {
+        if (!has(key)) missing(key);
+        const auto& v = j_[key];
+        if (!v.is_number_integer()) wrong(key, "an integer", v);
+        return v.get<std::int64_t>();
+    }
+    double number(const char* key, double fallback) const {
+        if (!has(key)) return fallback;
+        const auto& v = j_[key];
+        if (!v.is_number()) wrong(key, "a number", v);
+        return v.get<double>();
+    }
+    bool boolean(const char* key, bool fallback) const {
+        if (!has(key)) return fallback;
+        const auto& v = j_[key];
+        if (!v.is_boolean()) wrong(key, "true or false", v);
+        return v.get<bool>();
+    }
+    std::string string(const char* key, const std::string& fallback) const {
+        if (!has(key)) return fallback;
+        const auto& v = j_[key];
+        if (!v.is_string()) wrong(key, "a string", v);
+        return v.get<std::string>();
+    }
+    std::vector<std::int64_t> intList(const char* key) const {
+        const auto& v = j_[key];
+        if (!v.is_array()) wrong(key, "a list of integers", v);
+        std::vector<std::int64_t> out;
+        for (const auto& e : v) {
+            if (!e.is_number_integer()) wrong(key, "a list of integers", v);
+            out.push_back(e.get<std::int64_t>());
+        }
+        return out;
+    }
+    std::string name(const char* key) const { return scope_.empty() ? key : scope_ + "." + key; }
+    const std::string& path() const { return path_; }
+
+    [[noreturn]] void missing(const char* key) const {
+        throw Error("'" + path_ + "': required field '" + name(key) + "' is missing");
+    }
+    [[noreturn]] void wrong(const char* key, const char* expected, const json& found) const {
+        std::string f = found.dump();
+        if (f.size() > 60) f = f.substr(0, 57) + "...";
+        throw Error("'" + path_ + "': field '" + name(key) + "' must be " + expected +
+                    ", found " + f);
+    }
+
+private:
+    std::int64_t positiveIntValue(const char* key) const {
+        const auto& v = j_[key];
+        if (!v.is_number_integer() || v.get<std::int64_t>() <= 0)
+            wrong(key, "a positive integer", v);
+        return v.get<std::int64_t>();
+    }
+    const json& j_;
+    std::string path_;
+    std::string scope_;
+};
+
+RopeConfig parseRope(const Fields& f) {
+    RopeConfig rope;
+    // 5.x: rope_parameters {rope_theta, rope_type, ...}; 4.x: rope_theta + rope_scaling.
+    std::optional<Fields> params;
+    if (f.has("rope_parameters")) {
+        if (!f.raw("rope_parameters").is_object())
+            f.wrong("rope_parameters", "an object", f.raw("rope_parameters"));
+        params.emplace(f.raw("rope_parameters"), f.path(), f.name("rope_parameters"));
+    } else if (f.has("rope_scaling")) {
+        if (!f.raw("rope_scaling").is_object())
+            f.wrong("rope_scaling", "an object", f.raw("rope_scaling"));
+        params.emplace(f.raw("rope_scaling"), f.path(), f.name("rope_scaling"));
+    }
+    rope.theta = f.number("rope_theta", params ? params->number("rope_theta", 10000.0) : 10000.0);
+    rope.partialRotaryFactor = f.number("partial_rotary_factor",
+        params ? params->number("partial_rotary_factor", 1.0) : 1.0);
+    if (params) {
+        rope.type = params->string("rope_type", params->string("type", "default"));
+        if (rope.type != "default") {
+            rope.factor = params->number("factor", 1.0);
+            rope.lowFreqFactor = params->number("low_freq_factor", 1.0);
+            rope.highFreqFactor = params->number("high_freq_factor", 4.0);
+            rope.originalMaxPositions = params->positiveInt("original_max_position_embeddings", 8192);
+        }
+    }
+    if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3")
+        throw Error("'" + f.path() + "': rope type '" + rope.type +
+                    "' is not supported (supported: default, linear, llama3)");
+    if (!(rope.theta > 0)) throw Error("'" + f.path() + "': rope_theta must be positive");
+    if (!(rope.partialRotaryFactor > 0 && rope.partialRotaryFactor <= 1))
+        throw Error("'" + f.path() + "': partial_rotary_factor must be in (0, 1]");
+    return rope;
+}
+
+/// Fills the transformer fields shared by targets and drafters from `f`.
+void parseTransformer(const Fields& f, TransformerConfig& c) {
+    c.hiddenSize = f.positiveInt("hidden_size");
+    c.intermediateSize = f.positiveInt("intermediate_size");
+    c.numLayers = f.positiveInt("num_hidden_layers");
+    c.numHeads = f.positiveInt("num_attention_heads");
+    c.numKvHeads = f.positiveInt("num_key_value_heads", c.numHeads);
+    c.headDim = f.positiveInt("head_dim", c.hiddenSize / c.numHeads);
+    c.vocabSize = f.positiveInt("vocab_size");
+    c.maxPositions = f.positiveInt("max_position_embeddings", 32768);
+    c.rmsNormEps = f.number("rms_norm_eps", 1e-6);
+    c.attentionBias = f.boolean("attention_bias", false);
+    c.hiddenAct = f.string("hidden_act", "silu");
+    c.modelType = f.string("model_type", c.modelType);
+    c.rope = parseRope(f);
+    if (c.numHeads % c.numKvHeads != 0)
+        throw Error("'" + f.path() + "': num_attention_heads (" + std::to_string(c.numHeads) +
+                    ") is not a multiple of num_key_value_heads (" +
+                    std::to_string(c.numKvHeads) + ")");
+    if (c.hiddenAct != "silu")
+        throw Error("'" + f.path() + "': hidden_act '" + c.hiddenAct +
+                    "' is not supported (expected silu)");
+    if (f.has("layer_types")) {
+        const auto& lt = f.raw("layer_types");
+        if (!lt.is_array()) f.wrong("layer_types", "a list of strings", lt);
+        for (const auto& e : lt) {
+            if (!e.is_string()) f.wrong("layer_types", "a list of strings", lt);
+            c.layerTypes.push_back(e.get<std::string>());
+        }
+        if (static_cast<std::int64_t>(c.layerTypes.size()) != c.numLayers)
+            throw Error("'" + f.path() + "': layer_types has " +
+                        std::to_string(c.layerTypes.size()) + " entries, expected num_hidden_layers = " +
+                        std::to_string(c.numLayers));
+    } else {
+        c.layerTypes.assign(static_cast<std::size_t>(c.numLayers), "full_attention");
+    }
+    for (const auto& t : c.layerTypes)
+        if (t != "full_attention")
+            throw Error("'" + f.path() + "': layer type '" + t +
+                        "' is not supported by this engine yet (only full_attention layers)");
+    if (f.has("eos_token_id")) {
+        const auto& e = f.raw("eos_token_id");
+        if (e.is_number_integer()) c.eosTokenIds = {e.get<std::int64_t>()};
+        else c.eosTokenIds = f.intList("eos_token_id");
+    }
+}
+
+}  // namespace
+
+TransformerConfig loadTargetConfig(const std::string& dir) {
+    std::string path;
+    const json j = readConfigJson(dir, path);
+    Fields top(j, path);
+    TransformerConfig c;
+    c.configPath = path;
+    if (!top.has("architectures") || !j["architectures"].is_array() || j["architectures"].empty() ||
+        !j["architectures"][0].is_string())
+        throw Error("'" + path + "': required field 'architectures' (a list naming the model class) is missing");
+    c.architecture = j["architectures"][0].get<std::string>();
+    c.modelType = top.string("model_type", "");
+
+    static const std::pair<const char*, TargetFamily> kSupported[] = {
+        {"Qwen3ForCausalLM", TargetFamily::Qwen3},
+        {"Qwen2ForCausalLM", TargetFamily::Qwen2},
+        {"LlamaForCausalLM", TargetFamily::Llama},
+        {"MistralForCausalLM", TargetFamily::Llama},
+    };
+    bool known = false;
+    for (const auto& [name, family] : kSupported)
+        if (c.architecture == name) {
+            c.family = family;
+            known = true;
+        }
+    if (!known) {
+        if (c.architecture == "DFlashDraftModel")
+            throw Error("'" + path + "' describes a DFlash drafter (DFlashDraftModel), not a target model; pass it as the drafter");
+        throw Error("'" + path + "': architecture '" + c.architecture +
+                    "' is not supported (supported targets: Qwen3ForCausalLM, Qwen2ForCausalLM, "
+                    "LlamaForCausalLM, MistralForCausalLM)");
+    }
+
+    // Vision-language checkpoints nest the language model's fields under text_config.
+    const json* lm = &j;
+    if (top.has("text_config")) {
+        if (!j["text_config"].is_object()) top.wrong("text_config", "an object", j["text_config"]);
+        lm = &j["text_config"];
+        c.weightPrefix = "model.language_model.";
+    }
+    Fields f(*lm, path, lm == &j ? "" : "text_config");
+    parseTransformer(f, c);
+    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", false));
+    if (c.eosTokenIds.empty() && top.has("eos_token_id")) {
+        const auto& e = j["eos_token_id"];
+        if (e.is_number_integer()) c.eosTokenIds = {e.get<std::int64_t>()};
+        else c.eosTokenIds = top.intList("eos_token_id");
+    }
+    if (c.family == TargetFamily::Qwen2) c.attentionBias = true;  // Qwen2 always has q/k/v bias
+    return c;
+}
+
+DrafterConfig loadDrafterConfig(const std::string& dir) {
+    std::string path;
+    const json j = readConfigJson(dir, path);
+    Fields top(j, path);
+    DrafterConfig d;
+    d.body.configPath = path;
+    if (top.has("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+        j["architectures"][0].is_string())
+        d.body.architecture = j["architectures"][0].get<std::string>();
+    const bool hasDflash = top.has("dflash_config");
+    if (d.body.architecture != "DFlashDraftModel" && !hasDflash)
+        throw Error("'" + path + "' is not a DFlash drafter: expected architectures "
+                    "[\"DFlashDraftModel\"] or a 'dflash_config' field, found architecture '" +
+                    (d.body.architecture.empty() ? std::string("none") : d.body.architecture) + "'");
+    d.body.family = TargetFamily::Qwen3;
+    parseTransformer(top, d.body);
+    d.body.weightPrefix = "";
+
+    std::optional<Fields> dflash;
+    if (hasDflash) {
+        if (!j["dflash_config"].is_object()) top.wrong("dflash_config", "an object", j["dflash_config"]);
+        dflash.emplace(j["dflash_config"], path, "dflash_config");
+    }
+    auto pick = [&](const char* key) -> const Fields* {
+        if (dflash && dflash->has(key)) return &*dflash;
+        if (top.has(key)) return &top;
+        return nullptr;
+    };
+    const Fields* bs = pick("block_size");
+    d.blockSize = bs ? bs->positiveInt("block_size") : 16;
+    if (d.blockSize < 2)
+        throw Error("'" + path + "': block_size must be at least 2, found " + std::to_string(d.blockSize));
+    const Fields* mt = pick("mask_token_id");
+    if (!mt) throw Error("'" + path + "': required field 'dflash_config.mask_token_id' is missing");
+    d.maskTokenId = mt->integer("mask_token_id");
+    if (d.maskTokenId < 0)
+        throw Error("'" + path + "': mask_token_id must be non-negative, found " + std::to_string(d.maskTokenId));
+    if (top.has("num_target_layers")) d.numTargetLayers = top.positiveInt("num_target_layers");
+    if (const Fields* ids = pick("target_layer_ids")) {
+        d.targetLayerIds = ids->intList("target_layer_ids");
+        if (d.targetLayerIds.empty())
+            throw Error("'" + path + "': target_layer_ids is empty");
+    } else {
+        if (d.numTargetLayers == 0)
+            throw Error("'" + path + "': neither 'dflash_config.target_layer_ids' nor "
+                        "'num_target_layers' is given, so the tapped layers are unknown");
+        d.targetLayerIds = fallbackTargetLayerIds(d.numTargetLayers, d.body.numLayers);
+        d.targetLayerIdsDerived = true;
+    }
+    for (auto id : d.targetLayerIds)
+        if (id < 0) throw Error("'" + path + "': target_layer_ids contains a negative id " + std::to_string(id));
+    return d;
+}
+
+std::vector<std::int64_t> fallbackTargetLayerIds(std::int64_t numTargetLayers,
+                                                 std::int64_t numDraftLayers) {
+    if (numTargetLayers < 1 || numDraftLayers < 1)
+        throw Error("cannot derive target_layer_ids from " + std::to_string(numTargetLayers) +
+                    " target layers and " + std::to_string(numDraftLayers) + " draft layers");
+    if (numDraftLayers == 1) return {numTargetLayers / 2};
+    std::vector<std::int64_t> ids;
+    const int saved = std::fegetround();
+    std::fesetround(FE_TONEAREST);  // nearbyint then rounds half to even, as Python's round
+    for (std::int64_t i = 0; i < numDraftLayers; ++i) {
+        const double v = 1.0 + static_cast<double>(i * (numTargetLayers - 4)) /
+                                   static_cast<double>(numDraftLayers - 1);
+        ids.push_back(static_cast<std::int64_t>(std::nearbyint(v)));
+    }
+    std::fesetround(saved);
+    return ids;
+}
+
+}  // namespace draftscope

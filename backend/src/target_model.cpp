@@ -1,0 +1,146 @@
+#include "target_model.h"
+
+#include "draftscope/errors.h"
+#include "torch_compat.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace draftscope {
+
+std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c) {
+    std::vector<TensorSpec> s;
+    const auto& p = c.weightPrefix;
+    const auto H = c.hiddenSize, D = c.headDim;
+    s.push_back({p + "embed_tokens.weight", {c.vocabSize, H}});
+    s.push_back({p + "norm.weight", {H}});
+    if (!c.tieWordEmbeddings) s.push_back({"lm_head.weight", {c.vocabSize, H}});
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const auto lp = p + "layers." + std::to_string(l) + ".";
+        s.push_back({lp + "input_layernorm.weight", {H}});
+        s.push_back({lp + "post_attention_layernorm.weight", {H}});
+        s.push_back({lp + "self_attn.q_proj.weight", {c.numHeads * D, H}});
+        s.push_back({lp + "self_attn.k_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.v_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.o_proj.weight", {H, c.numHeads * D}});
+        if (c.attentionBias) {
+            s.push_back({lp + "self_attn.q_proj.bias", {c.numHeads * D}});
+            s.push_back({lp + "self_attn.k_proj.bias", {c.numKvHeads * D}});
+            s.push_back({lp + "self_attn.v_proj.bias", {c.numKvHeads * D}});
+        }
+        if (c.family == TargetFamily::Qwen3) {
+            s.push_back({lp + "self_attn.q_norm.weight", {D}});
+            s.push_back({lp + "self_attn.k_norm.weight", {D}});
+        }
+        SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+    }
+    return s;
+}
+
+TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& weights,
+                         at::ScalarType dtype, const at::Device& device)
+    : config_(config), dtype_(dtype), device_(device), rotary_(config.rope, config.headDim, device) {
+    const auto specs = expectedTensors(config_);
+    // Vision towers and multi-token-prediction heads are not part of the language model.
+    report_ = weights.check(specs, {"model.visual.", "mtp.", "visual."});
+    for (const auto& s : specs) {
+        std::int64_t n = 1;
+        for (auto d : s.shape) n *= d;
+        parameters_ += n;
+    }
+    const LoadTarget lt{weights, dtype, device};
+    const auto& p = config_.weightPrefix;
+    const double eps = config_.rmsNormEps;
+    embedTokens_ = lt.get(p + "embed_tokens.weight");
+    lmHead_ = config_.tieWordEmbeddings ? embedTokens_ : lt.get("lm_head.weight");
+    finalNorm_ = {lt.get(p + "norm.weight"), eps};
+    for (std::int64_t l = 0; l < config_.numLayers; ++l) {
+        const auto lp = p + "layers." + std::to_string(l) + ".";
+        const auto ap = lp + "self_attn.";
+        Layer L;
+        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps};
+        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps};
+        const bool bias = config_.attentionBias;
+        L.q = {lt.get(ap + "q_proj.weight"), bias ? lt.get(ap + "q_proj.bias") : at::Tensor()};
+        L.k = {lt.get(ap + "k_proj.weight"), bias ? lt.get(ap + "k_proj.bias") : at::Tensor()};
+        L.v = {lt.get(ap + "v_proj.weight"), bias ? lt.get(ap + "v_proj.bias") : at::Tensor()};
+        L.o = {lt.get(ap + "o_proj.weight"), {}};
+        if (config_.family == TargetFamily::Qwen3) {
+            L.qNorm = RmsNorm{lt.get(ap + "q_norm.weight"), eps};
+            L.kNorm = RmsNorm{lt.get(ap + "k_norm.weight"), eps};
+        }
+        L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+        layers_.push_back(std::move(L));
+    }
+}
+
+at::Tensor TargetModel::embed(const at::Tensor& ids) const {
+    return at::embedding(embedTokens_, ids.to(device_));
+}
+
+at::Tensor TargetModel::lmHead(const at::Tensor& normedHidden) const {
+    return at::linear(normedHidden, lmHead_).to(at::kFloat);
+}
+
+TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache,
+                                         const TargetForwardRequest& req) const {
+    const auto ids = idsIn.to(device_);
+    const std::int64_t T = ids.size(0);
+    const std::int64_t past = cache.length();
+    const std::int64_t L = config_.numLayers;
+    const auto Hq = config_.numHeads, Hkv = config_.numKvHeads, D = config_.headDim;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+
+    for (auto i : req.hiddenIndices)
+        if (i < 0 || i > L)
+            throw Error("hidden-state index " + std::to_string(i) + " out of range 0.." + std::to_string(L));
+
+    const auto longOpts = at::TensorOptions().dtype(at::kLong).device(device_);
+    const at::Tensor positions = req.positions ? req.positions->to(device_) : at::arange(past, past + T, longOpts);
+    const auto [cos, sin] = rotary_.cosSin(positions, dtype_);
+
+    std::optional<at::Tensor> visible = req.visible;
+    if (visible) {
+        visible = visible->to(device_);
+    } else if (T > 1) {
+        // Causal: new row i sees cache rows and new rows 0..i.
+        const auto keyIdx = at::arange(past + T, longOpts);
+        visible = keyIdx.unsqueeze(0) <= (at::arange(T, longOpts) + past).unsqueeze(1);
+    }
+
+    TargetForwardResult out;
+    out.hidden.resize(req.hiddenIndices.size());
+    auto keep = [&](std::int64_t index, const at::Tensor& h) {
+        for (std::size_t j = 0; j < req.hiddenIndices.size(); ++j)
+            if (req.hiddenIndices[j] == index) out.hidden[j] = h;
+    };
+
+    at::Tensor x = embed(ids).to(dtype_);
+    keep(0, x);
+    for (std::int64_t l = 0; l < L; ++l) {
+        const auto& layer = layers_[static_cast<std::size_t>(l)];
+        const auto xn = layer.inputNorm(x);
+        auto q = layer.q(xn).view({T, Hq, D});
+        auto k = layer.k(xn).view({T, Hkv, D});
+        auto v = layer.v(xn).view({T, Hkv, D});
+        if (layer.qNorm) {
+            q = (*layer.qNorm)(q);
+            k = (*layer.kNorm)(k);
+        }
+        q = RotaryEmbedding::apply(q.transpose(0, 1), cos, sin);
+        k = RotaryEmbedding::apply(k.transpose(0, 1), cos, sin);
+        v = v.transpose(0, 1);
+        const auto [K, V] = cache.append(static_cast<std::size_t>(l), k, v);
+        const auto attn = compat::attention(q, K, V, visible, scale);  // [Hq, T, D]
+        x = x + layer.o(attn.transpose(0, 1).reshape({T, Hq * D}));
+        x = x + layer.mlp(layer.postNorm(x));
+        if (l + 1 < L) keep(l + 1, x);
+    }
+    cache.advance(T);
+    const auto normed = finalNorm_(x);
+    keep(L, normed);
+    if (req.logitsFrom < T) out.logits = lmHead(normed.narrow(0, req.logitsFrom, T - req.logitsFrom));
+    return out;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,81 @@
+#pragma once
+// Dense decoder-only target models (Qwen3, Qwen2, Llama 3.x) with a croppable KV cache.
+// Semantics: HF transformers modeling_qwen3.py / modeling_llama.py (eager attention).
+
+#include "draftscope/model_config.h"
+#include "layers.h"
+#include "weight_loader.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+namespace draftscope {
+
+/// What a target forward should return besides updating the cache.
+struct TargetForwardRequest {
+    /// HF `hidden_states` indices to return: 0 = embedding output, k = output of decoder
+    /// layer k-1 for k < L, L = output of the last layer after the final norm.
+    std::vector<std::int64_t> hiddenIndices;
+    /// Rows whose logits to compute: [logitsFrom, T). logitsFrom = T computes none.
+    std::int64_t logitsFrom = 0;
+    /// Optional per-row absolute positions (int64 [T]); default start..start+T-1.
+    std::optional<at::Tensor> positions;
+    /// Optional visibility of the new rows over [cache rows | new rows]: bool [T, cache+T].
+    /// Default: causal (row i sees cache rows and new rows 0..i).
+    std::optional<at::Tensor> visible;
+};
+
+struct TargetForwardResult {
+    std::vector<at::Tensor> hidden;  ///< one [T, H] per requested index, compute dtype
+    at::Tensor logits;               ///< [T - logitsFrom, V] float32
+};
+
+/// A loaded target model. Not thread-safe; owned by one worker thread.
+class TargetModel {
+public:
+    /// Loads weights from `dir` (config already parsed) in `dtype` onto `device`. Throws
+    /// Error listing missing or mis-shaped tensors.
+    TargetModel(const TransformerConfig& config, const WeightLoader& weights, at::ScalarType dtype,
+                const at::Device& device);
+
+    const TransformerConfig& config() const { return config_; }
+    const WeightReport& weightReport() const { return report_; }
+    at::ScalarType dtype() const { return dtype_; }
+    const at::Device& device() const { return device_; }
+    std::int64_t parameterCount() const { return parameters_; }
+
+    /// Runs ids (int64 [T] on any device) at positions cache.length() .. +T-1 (or
+    /// request.positions), appending their keys/values to `cache` and committing them.
+    TargetForwardResult forward(const at::Tensor& ids, KVCache& cache, const TargetForwardRequest& request) const;
+
+    /// Embedding rows for ids (int64 [T]) -> [T, H].
+    at::Tensor embed(const at::Tensor& ids) const;
+    /// LM head: [T, H] (already normed) -> float32 logits [T, V].
+    at::Tensor lmHead(const at::Tensor& normedHidden) const;
+    KVCache makeCache() const { return KVCache(config_.numLayers); }
+
+    /// The tensors this architecture expects in a checkpoint.
+    static std::vector<TensorSpec> expectedTensors(const TransformerConfig& config);
+
+private:
+    struct Layer {
+        RmsNorm inputNorm, postNorm;
+        Linear q, k, v, o;
+        std::optional<RmsNorm> qNorm, kNorm;
+        SwiGluMlp mlp;
+    };
+    TransformerConfig config_;
+    WeightReport report_;
+    at::ScalarType dtype_;
+    at::Device device_;
+    at::Tensor embedTokens_;
+    at::Tensor lmHead_;
+    RmsNorm finalNorm_;
+    std::vector<Layer> layers_;
+    RotaryEmbedding rotary_;
+    std::int64_t parameters_ = 0;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,69 @@
+#pragma once
+// Loads a checkpoint directory's tensors (single `model.safetensors` or a sharded
+// `model.safetensors.index.json`) into ATen tensors, after checking them against the
+// architecture's expected names and shapes.
+
+#include "draftscope/safetensors.h"
+
+#include <ATen/ATen.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+/// A tensor the architecture needs: checkpoint name and exact shape.
+struct TensorSpec {
+    std::string name;
+    std::vector<std::int64_t> shape;
+};
+
+/// Outcome of matching a checkpoint against an architecture.
+struct WeightReport {
+    std::vector<std::string> missing;      ///< needed but absent
+    std::vector<std::string> mismatched;   ///< present with wrong shape or dtype (described)
+    std::vector<std::string> unexpected;   ///< present, not needed, not ignored
+    std::vector<std::string> ignored;      ///< present under an ignored prefix (e.g. model.visual.)
+};
+
+/// Index over the safetensors files of one checkpoint directory.
+class WeightLoader {
+public:
+    /// Opens `<dir>/model.safetensors`, or the shards listed by
+    /// `<dir>/model.safetensors.index.json`, or a single other `*.safetensors` file.
+    /// Throws Error if none exists or a file or the index is invalid.
+    explicit WeightLoader(const std::string& dir);
+
+    const std::string& directory() const { return dir_; }
+    bool has(const std::string& name) const { return where_.count(name) != 0; }
+    /// Names of every tensor in the checkpoint.
+    std::vector<std::string> names() const;
+    /// Shape of `name` (must exist).
+    std::vector<std::int64_t> shape(const std::string& name) const;
+
+    /// Compares `specs` with the checkpoint. Tensors under `ignoredPrefixes` are reported
+    /// as ignored rather than unexpected. Throws Error listing every missing and mismatched
+    /// tensor if any; otherwise returns the report.
+    WeightReport check(const std::vector<TensorSpec>& specs,
+                       const std::vector<std::string>& ignoredPrefixes = {}) const;
+
+    /// Copies tensor `name` to `device`, converted to `dtype`. Throws Error if absent or
+    /// not floating point.
+    at::Tensor load(const std::string& name, at::ScalarType dtype, const at::Device& device) const;
+
+    /// Total bytes of all tensors.
+    std::uint64_t totalBytes() const;
+
+private:
+    struct Location {
+        std::shared_ptr<const SafetensorsFile> file;
+        const TensorInfo* info;
+    };
+    std::string dir_;
+    std::vector<std::shared_ptr<const SafetensorsFile>> files_;
+    std::map<std::string, Location> where_;
+};
+
+}  // namespace draftscope
