@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        const int code = app.exit(e);  // prints help, version or the usage error
+        return code == 0 ? 0 : 2;
     }
     std::signal(SIGINT, onSigint);
     try {

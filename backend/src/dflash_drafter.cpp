@@ -8,6 +8,16 @@
 namespace draftscope {
 
 namespace {
+/// The reference loads a drafter with dtype="auto" (its checkpoint dtype), which casts the
+/// float32 rotary `inv_freq` buffer to that dtype; a later .float() does not undo the
+/// rounding. The goldens carry this rounding, so it is reproduced here.
+std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c) {
+    const auto& d = c.body.checkpointDtype;
+    if (d == "bfloat16") return at::kBFloat16;
+    if (d == "float16") return at::kHalf;
+    return std::nullopt;
+}
+
 std::string idList(const std::vector<std::int64_t>& ids) {
     std::string s = "[";
     for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
@@ -39,7 +49,9 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
 
 DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights,
                              const TargetModel& target)
-    : config_(config), target_(target), rotary_(config.body.rope, config.body.headDim, target.device()) {
+    : config_(config),
+      target_(target),
+      rotary_(config.body.rope, config.body.headDim, target.device(), invFreqRounding(config)) {
     const auto& tc = target.config();
     const auto& dc = config_.body;
     const std::string where = "drafter '" + weights.directory() + "'";

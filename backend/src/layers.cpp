@@ -34,7 +34,8 @@ void SwiGluMlp::specs(std::vector<TensorSpec>& out, const std::string& p, std::i
     out.push_back({p + "down_proj.weight", {h, i}});
 }
 
-RotaryEmbedding::RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, const at::Device& device) {
+RotaryEmbedding::RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, const at::Device& device,
+                                 std::optional<at::ScalarType> invFreqStorage) {
     std::int64_t dim = static_cast<std::int64_t>(static_cast<double>(headDim) * rope.partialRotaryFactor);
     dim -= dim % 2;
     if (dim <= 0) throw Error("rotary dimension is zero (head_dim " + std::to_string(headDim) + ")");
@@ -56,6 +57,7 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, c
         const auto medium = (wavelen >= highWavelen).logical_and(wavelen <= lowWavelen);
         invFreq = at::where(medium, smoothed, scaled);
     }
+    if (invFreqStorage) invFreq = invFreq.to(*invFreqStorage).to(at::kFloat);
     invFreq_ = invFreq.to(device);
 }
 

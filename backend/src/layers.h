@@ -52,7 +52,10 @@ struct SwiGluMlp {
 /// default, linear and llama3 frequency schedules and partial rotary dimensions.
 class RotaryEmbedding {
 public:
-    RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, const at::Device& device);
+    /// `invFreqStorage`, if set, rounds the inverse frequencies through that dtype, as a
+    /// module whose float32 `inv_freq` buffer was cast with the model (see DFlashDrafter).
+    RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, const at::Device& device,
+                    std::optional<at::ScalarType> invFreqStorage = std::nullopt);
     /// cos and sin for `positions` (int64 [T]) as [T, rotaryDim] in `dtype`.
     std::pair<at::Tensor, at::Tensor> cosSin(const at::Tensor& positions, at::ScalarType dtype) const;
     /// Rotates the first rotaryDim dims of x [heads, T, D] with cos/sin [T, rotaryDim].

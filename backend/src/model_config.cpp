@@ -158,6 +158,7 @@ void parseTransformer(const Fields& f, TransformerConfig& c) {
     c.hiddenAct = f.string("hidden_act", "silu");
     c.modelType = f.string("model_type", c.modelType);
     c.rope = parseRope(f);
+    c.checkpointDtype = f.string("dtype", f.string("torch_dtype", c.checkpointDtype));
     if (c.numHeads % c.numKvHeads != 0)
         throw Error("'" + f.path() + "': num_attention_heads (" + std::to_string(c.numHeads) +
                     ") is not a multiple of num_key_value_heads (" +

@@ -50,6 +50,9 @@ struct TransformerConfig {
     std::string hiddenAct = "silu";
     std::vector<std::string> layerTypes;  ///< per layer, e.g. "full_attention"
     std::vector<std::int64_t> eosTokenIds;
+    /// `dtype` (5.x) or `torch_dtype` (4.x): the dtype the checkpoint was saved in, e.g.
+    /// "bfloat16"; empty if the config does not say.
+    std::string checkpointDtype;
     /// Prefix of the language model's tensors: "model." (text-only) or
     /// "model.language_model." (vision-language layout).
     std::string weightPrefix = "model.";

@@ -1,0 +1,176 @@
+// Golden parity: the engine against tensors, token ids and acceptance lengths produced by
+// HF transformers and the official DFlash code (tests/data/FIXTURES.md).
+
+#include "draftscope/engine.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+using namespace draftscope;
+using namespace testsupport;
+
+class TestGoldenParity : public QObject {
+    Q_OBJECT
+
+    static PromptSpec idsPrompt(int i) {
+        PromptSpec p;
+        p.kind = PromptSpec::Kind::Ids;
+        p.ids = promptIds(i);
+        return p;
+    }
+
+private slots:
+    void targetHiddenStatesAndLogits_data() {
+        QTest::addColumn<int>("prompt");
+        QTest::newRow("p0") << 0;
+        QTest::newRow("p1") << 1;
+    }
+    void targetHiddenStatesAndLogits() {
+        QFETCH(int, prompt);
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        const auto r = engine.forward(idsPrompt(prompt));
+        const auto key = "p" + std::to_string(prompt) + ".target.";
+        const auto& info = goldenTensors().at(key + "hidden_states");
+        QCOMPARE(info.shape, (std::vector<std::int64_t>{r.numLayers + 1, static_cast<std::int64_t>(r.ids.size()), r.hiddenSize}));
+        const double errHidden = relativeMaxError(r.hiddenStates, goldenTensors().readFloat32(key + "hidden_states"));
+        const double errLogits = relativeMaxError(r.logits, goldenTensors().readFloat32(key + "logits"));
+        qInfo("p%d: hidden states rel err %.3g, logits rel err %.3g", prompt, errHidden, errLogits);
+        QVERIFY2(errHidden <= 1e-4, qPrintable(QString("hidden_states rel err %1").arg(errHidden)));
+        QVERIFY2(errLogits <= 1e-4, qPrintable(QString("logits rel err %1").arg(errLogits)));
+        // The anchor is the target's greedy next token.
+        const auto V = r.vocabSize;
+        const auto last = r.logits.begin() + static_cast<std::ptrdiff_t>((r.ids.size() - 1) * V);
+        const auto anchor = std::max_element(last, last + V) - last;
+        QCOMPARE(static_cast<std::int64_t>(anchor), goldens()["p" + std::to_string(prompt) + ".anchor"].get<std::int64_t>());
+    }
+
+    void drafterBlock_data() {
+        QTest::addColumn<QString>("drafter");
+        QTest::addColumn<int>("prompt");
+        for (const char* d : {"drafter-good", "drafter-anchor-leak", "drafter-label-shift"})
+            for (int p : {0, 1}) QTest::newRow(qPrintable(QString("%1.p%2").arg(d).arg(p))) << QString(d) << p;
+    }
+    void drafterBlock() {
+        QFETCH(QString, drafter);
+        QFETCH(int, prompt);
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(drafterDir(drafter.toStdString()));
+        const auto r = engine.draftBlock(idsPrompt(prompt));
+        const auto key = "p" + std::to_string(prompt) + "." + drafter.toStdString() + ".";
+        QCOMPARE(r.anchor, goldens()["p" + std::to_string(prompt) + ".anchor"].get<std::int64_t>());
+        const double errHidden = relativeMaxError(r.draftHidden, goldenTensors().readFloat32(key + "draft_hidden"));
+        const double errLogits = relativeMaxError(r.draftLogits, goldenTensors().readFloat32(key + "draft_logits"));
+        QVERIFY2(errHidden <= 1e-4, qPrintable(QString("draft_hidden rel err %1").arg(errHidden)));
+        QVERIFY2(errLogits <= 1e-4, qPrintable(QString("draft_logits rel err %1").arg(errLogits)));
+    }
+
+    void dflashGenerate_data() {
+        QTest::addColumn<QString>("drafter");
+        QTest::addColumn<int>("prompt");
+        for (const char* d : {"drafter-good", "drafter-anchor-leak", "drafter-label-shift"})
+            for (int p = 0; p < 4; ++p) QTest::newRow(qPrintable(QString("%1.p%2").arg(d).arg(p))) << QString(d) << p;
+    }
+    void dflashGenerate() {
+        QFETCH(QString, drafter);
+        QFETCH(int, prompt);
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(drafterDir(drafter.toStdString()));
+        RunSettings s;
+        s.maxNewTokens = 96;
+        s.ignoreEos = true;
+        const auto r = engine.run(idsPrompt(prompt), s);
+        const auto& g = goldens()["dflash_generate"][drafter.toStdString() + ".p" + std::to_string(prompt)];
+        QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
+        QCOMPARE(r.acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
+        // Greedy equivalence: DFlash output equals plain greedy decoding of the target.
+        const auto& greedy = goldens()["dflash_generate"]["greedy.p" + std::to_string(prompt)]["output_ids"];
+        QCOMPARE(r.outputIds, greedy.get<std::vector<std::int64_t>>());
+        // Per-step records are consistent with the aggregate numbers.
+        QCOMPARE(r.steps.size(), r.acceptanceLengths.size());
+        double sum = 0;
+        for (std::size_t i = 0; i < r.steps.size(); ++i) {
+            const auto& st = r.steps[i];
+            QCOMPARE(st.acceptanceLength(), r.acceptanceLengths[i]);
+            QCOMPARE(st.bonusToken, st.targetTokens[static_cast<std::size_t>(st.acceptedCount)]);
+            for (int j = 0; j < st.acceptedCount; ++j) QCOMPARE(st.drafted[j], st.targetTokens[j]);
+            if (st.acceptedCount < static_cast<int>(st.drafted.size()))
+                QVERIFY(st.drafted[st.acceptedCount] != st.targetTokens[st.acceptedCount]);
+            // The drafted token is the draft's argmax, so it is the top-1 of its top-k.
+            for (std::size_t j = 0; j < st.drafted.size(); ++j) {
+                QCOMPARE(st.draftTopIds[j][0], st.drafted[j]);
+                QCOMPARE(st.draftTopProbs[j][0], st.draftProb[j]);
+                if (st.targetRankInDraft[j] == 0) QCOMPARE(st.drafted[j], st.targetTokens[j]);
+            }
+            sum += st.acceptanceLength();
+        }
+        QVERIFY(qAbs(r.tau - sum / r.steps.size()) < 1e-12);
+        QCOMPARE(r.perPositionAcceptance.at(0), 1.0);
+    }
+
+    void aggregatesByHand() {
+        // p2 with the good drafter: recompute histogram and per-position rates by hand.
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 96;
+        s.ignoreEos = true;
+        const auto r = engine.run(idsPrompt(2), s);
+        const std::vector<int> expected = goldens()["dflash_generate"]["drafter-good.p2"]["acceptance_lengths"];
+        QCOMPARE(r.acceptanceLengths, expected);
+        // 28 steps, lengths sum to 96: tau = 96/28.
+        QCOMPARE(r.tau, 96.0 / 28.0);
+        QCOMPARE(r.acceptanceHistogram.size(), std::size_t(17));
+        std::vector<std::int64_t> hist(17, 0);
+        for (int l : expected) hist[l]++;
+        QCOMPARE(r.acceptanceHistogram, hist);
+        int reach3 = 0;
+        for (int l : expected) reach3 += l >= 4;  // acc >= 3
+        QCOMPARE(r.perPositionAcceptance[3], reach3 / 28.0);
+    }
+
+    void sampledRunIsSeededAndConsistent() {
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 40;
+        s.ignoreEos = true;
+        s.temperature = 0.8;
+        s.seed = 1234;
+        const auto a = engine.run(idsPrompt(0), s);
+        const auto b = engine.run(idsPrompt(0), s);
+        QCOMPARE(a.outputIds, b.outputIds);
+        QCOMPARE(a.acceptanceLengths, b.acceptanceLengths);
+        s.seed = 99;
+        const auto c = engine.run(idsPrompt(0), s);
+        QVERIFY(c.outputIds != a.outputIds);
+        for (const auto& st : a.steps) {
+            for (int j = 0; j < st.acceptedCount; ++j) QCOMPARE(st.drafted[j], st.targetTokens[j]);
+            QCOMPARE(st.bonusToken, st.targetTokens[st.acceptedCount]);
+        }
+        QCOMPARE(static_cast<std::int64_t>(a.outputIds.size()), static_cast<std::int64_t>(promptIds(0).size()) + 40);
+    }
+
+    void stopsAtEos() {
+        // Without --ignore-eos the run ends at the first stop token, which is kept.
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(demoDrafter());
+        const auto& stops = engine.stopTokenIds();
+        QVERIFY(std::find(stops.begin(), stops.end(), 2044) != stops.end());
+        RunSettings s;
+        s.maxNewTokens = 400;
+        const auto r = engine.run(idsPrompt(1), s);
+        const auto P = promptIds(1).size();
+        for (std::size_t i = P; i + 1 < r.outputIds.size(); ++i) QVERIFY(r.outputIds[i] != 2044);
+        if (r.stoppedAtEos) QCOMPARE(r.outputIds.back(), std::int64_t(2044));
+        else QCOMPARE(r.outputIds.size(), P + 400);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGoldenParity)
+#include "tst_golden_parity.moc"
