@@ -1,0 +1,2 @@
+def fibonacci(n):
+    """Return the n-th Fibonacci number."""

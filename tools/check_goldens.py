@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Runs draftscope-cli on the fixture prompts 0-3 with the three fixture drafters and
+compares output ids and acceptance lengths with the official DFlash goldens.
+
+    python3 tools/check_goldens.py --cli build/app/draftscope-cli [--device cuda] [--dtype bfloat16]
+
+Prints one line per (drafter, prompt) and a summary; exit code 1 if any run differs
+(for bfloat16 a difference is expected and reported, not a failure, with --report-only).
+Standard library only, so it runs on machines without Qt or numpy.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRAFTERS = {
+    "drafter-good": os.path.join(ROOT, "resources/demo/drafter"),
+    "drafter-anchor-leak": os.path.join(ROOT, "tests/data/models/drafter-anchor-leak"),
+    "drafter-label-shift": os.path.join(ROOT, "tests/data/models/drafter-label-shift"),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--dtype", default="float32")
+    ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--json", help="write the comparison here")
+    a = ap.parse_args()
+    goldens = json.load(open(os.path.join(ROOT, "tests/data/goldens.json")))
+    rows, failures = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, path in DRAFTERS.items():
+            for i in range(4):
+                ids = ",".join(map(str, goldens["prompt_ids"][str(i)]))
+                out = os.path.join(tmp, "r.json")
+                subprocess.run([a.cli, "run", "--target", os.path.join(ROOT, "resources/demo/target"),
+                                "--drafter", path, "--prompt-ids", ids, "--max-new", "96", "--ignore-eos",
+                                "--device", a.device, "--dtype", a.dtype, "--json", out, "--quiet"],
+                               check=True, stdout=subprocess.DEVNULL)
+                run = json.load(open(out))["runs"][0]
+                g = goldens["dflash_generate"][f"{name}.p{i}"]
+                same_ids = run["output_ids"] == g["output_ids"]
+                same_len = run["acceptance_lengths"] == g["acceptance_lengths"]
+                first_diff = next((k for k, (x, y) in enumerate(zip(run["output_ids"], g["output_ids"])) if x != y), None)
+                g_tau = sum(g["acceptance_lengths"]) / len(g["acceptance_lengths"])
+                rows.append({"drafter": name, "prompt": i, "output_ids_equal": same_ids,
+                             "acceptance_lengths_equal": same_len, "tau": run["tau"], "golden_tau": g_tau,
+                             "first_differing_token": first_diff, "decode_ms": run["timing_ms"]["decode"]})
+                failures += not (same_ids and same_len)
+                print(f"{name:20s} p{i}  ids {'==' if same_ids else '!='}  lengths {'==' if same_len else '!='}"
+                      f"  tau {run['tau']:.3f} (golden {g_tau:.3f})"
+                      + ("" if first_diff is None else f"  first differing output token at {first_diff}"),
+                      flush=True)
+    print(f"{len(rows) - failures}/{len(rows)} runs equal to the goldens ({a.device}, {a.dtype})")
+    if a.json:
+        json.dump({"device": a.device, "dtype": a.dtype, "runs": rows}, open(a.json, "w"), indent=1)
+    return 0 if failures == 0 or a.report_only else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
