@@ -165,4 +165,29 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     return r;
 }
 
+std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vector<std::int64_t>& promptIds,
+                                       std::int64_t maxNew, const std::vector<std::int64_t>& stopIds,
+                                       const std::atomic<bool>* cancel) {
+    const auto& tc = target.config();
+    const auto P = static_cast<std::int64_t>(promptIds.size());
+    if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
+    if (P + maxNew > tc.maxPositions)
+        throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
+                    " new tokens exceeds the target's max_position_embeddings of " + std::to_string(tc.maxPositions));
+    const auto longOpts = at::TensorOptions().dtype(at::kLong);
+    KVCache cache = target.makeCache();
+    std::vector<std::int64_t> out = promptIds;
+    at::Tensor next = at::tensor(promptIds, longOpts);
+    for (std::int64_t i = 0; i < maxNew; ++i) {
+        if (cancel && cancel->load()) throw Cancelled();
+        const auto n = next.size(0);
+        const auto r = target.forward(next, cache, {{}, n - 1, {}, {}});
+        const auto token = r.logits.argmax(-1).item<std::int64_t>();
+        out.push_back(token);
+        if (std::find(stopIds.begin(), stopIds.end(), token) != stopIds.end()) break;
+        next = at::tensor(std::vector<std::int64_t>{token}, longOpts);
+    }
+    return out;
+}
+
 }  // namespace draftscope

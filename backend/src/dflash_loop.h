@@ -22,4 +22,11 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                     const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
                     const std::atomic<bool>* cancel);
 
+/// Plain greedy decoding of the target with its KV cache, one token per forward: the
+/// baseline the greedy DFlash output must equal (DFLASH.md section 4, invariants).
+/// Returns prompt + up to maxNew tokens, ending at the first of `stopIds` (kept).
+std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vector<std::int64_t>& promptIds,
+                                       std::int64_t maxNew, const std::vector<std::int64_t>& stopIds,
+                                       const std::atomic<bool>* cancel);
+
 }  // namespace draftscope

@@ -196,6 +196,14 @@ RunResult Engine::run(const PromptSpec& prompt, const RunSettings& settings, con
     return r;
 }
 
+std::vector<std::int64_t> Engine::greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
+                                         const std::atomic<bool>* cancel) {
+    c10::InferenceMode guard;
+    const auto& target = d_->requireTarget();
+    static const std::vector<std::int64_t> kNoStops;
+    return greedyDecode(target, encodePrompt(prompt), maxNewTokens, ignoreEos ? kNoStops : d_->stopIds, cancel);
+}
+
 ForwardResult Engine::forward(const PromptSpec& prompt) {
     c10::InferenceMode guard;
     const auto& target = d_->requireTarget();

@@ -241,6 +241,8 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         else c.eosTokenIds = top.intList("eos_token_id");
     }
     if (c.family == TargetFamily::Qwen2) c.attentionBias = true;  // Qwen2 always has q/k/v bias
+    if (f.boolean("mlp_bias", false))
+        throw Error("'" + path + "': mlp_bias = true is not supported (MLP projections without bias only)");
     return c;
 }
 

@@ -8,6 +8,11 @@
 
 namespace draftscope {
 
+namespace {
+/// Llama's attention_bias also adds an o_proj bias; Qwen2's q/k/v bias does not.
+bool hasOutputBias(const TransformerConfig& c) { return c.attentionBias && c.family == TargetFamily::Llama; }
+}  // namespace
+
 std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c) {
     std::vector<TensorSpec> s;
     const auto& p = c.weightPrefix;
@@ -27,6 +32,7 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c)
             s.push_back({lp + "self_attn.q_proj.bias", {c.numHeads * D}});
             s.push_back({lp + "self_attn.k_proj.bias", {c.numKvHeads * D}});
             s.push_back({lp + "self_attn.v_proj.bias", {c.numKvHeads * D}});
+            if (hasOutputBias(c)) s.push_back({lp + "self_attn.o_proj.bias", {H}});
         }
         if (c.family == TargetFamily::Qwen3) {
             s.push_back({lp + "self_attn.q_norm.weight", {D}});
@@ -64,7 +70,7 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
         L.q = {lt.get(ap + "q_proj.weight"), bias ? lt.get(ap + "q_proj.bias") : at::Tensor()};
         L.k = {lt.get(ap + "k_proj.weight"), bias ? lt.get(ap + "k_proj.bias") : at::Tensor()};
         L.v = {lt.get(ap + "v_proj.weight"), bias ? lt.get(ap + "v_proj.bias") : at::Tensor()};
-        L.o = {lt.get(ap + "o_proj.weight"), {}};
+        L.o = {lt.get(ap + "o_proj.weight"), hasOutputBias(config_) ? lt.get(ap + "o_proj.bias") : at::Tensor()};
         if (config_.family == TargetFamily::Qwen3) {
             L.qNorm = RmsNorm{lt.get(ap + "q_norm.weight"), eps};
             L.kNorm = RmsNorm{lt.get(ap + "k_norm.weight"), eps};

@@ -72,6 +72,10 @@ public:
     /// makes the call throw Cancelled.
     RunResult run(const PromptSpec& prompt, const RunSettings& settings,
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+    /// Plain greedy decoding of the target (no drafter): prompt + maxNewTokens ids, ending
+    /// early at a stop token unless ignoreEos. The greedy DFlash output must equal this.
+    std::vector<std::int64_t> greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
+                                     const std::atomic<bool>* cancel = nullptr);
     /// Target forward over the prompt: every hidden state (HF convention) and all logits.
     ForwardResult forward(const PromptSpec& prompt);
     /// One drafter call after prefilling the prompt (see DraftBlockResult).
