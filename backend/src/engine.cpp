@@ -17,6 +17,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace draftscope {
@@ -55,6 +56,33 @@ ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const
     s.layerTypes = c.layerTypes;
     s.unexpectedTensors = report.unexpected;
     s.ignoredTensors = report.ignored;
+    return s;
+}
+
+/// Per-position and histogram statistics of x [T, D] (any dtype), computed in float32.
+HiddenSeriesStats seriesStats(const at::Tensor& xIn, int bins) {
+    HiddenSeriesStats s;
+    const auto x = xIn.to(at::kFloat);
+    s.rms = toFloatVector(x.pow(2).mean(-1).sqrt());
+    s.mean = toFloatVector(x.mean(-1));
+    s.std = toFloatVector(x.std(-1, /*unbiased=*/false));
+    s.maxAbs = toFloatVector(x.abs().amax(-1));
+    const auto cpu = x.to(at::kCPU);
+    const double lo = cpu.min().item<double>(), hi = cpu.max().item<double>();
+    const double top = hi > lo ? hi : lo + 1.0;
+    const auto counts = at::histc(cpu, bins, lo, top).to(at::kLong);
+    for (int i = 0; i <= bins; ++i) s.histogramEdges.push_back(lo + (top - lo) * i / bins);
+    s.histogramCounts.assign(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + bins);
+    // Robust outliers: RMS above median + 5 * 1.4826 * MAD.
+    std::vector<float> sorted = s.rms;
+    std::sort(sorted.begin(), sorted.end());
+    const float median = sorted[sorted.size() / 2];
+    std::vector<float> dev;
+    for (float v : s.rms) dev.push_back(std::fabs(v - median));
+    std::sort(dev.begin(), dev.end());
+    const float mad = std::max(dev[dev.size() / 2], 1e-6f * std::max(1.0f, median));
+    for (std::size_t i = 0; i < s.rms.size(); ++i)
+        if (s.rms[i] > median + 5.0f * 1.4826f * mad) s.outlierPositions.push_back(static_cast<std::int64_t>(i));
     return s;
 }
 
@@ -244,6 +272,73 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) 
                                    draftCache);
     r.draftHidden = toFloatVector(out.hidden);
     r.draftLogits = toFloatVector(out.logits);
+    return r;
+}
+
+DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int drafterIndex) {
+    c10::InferenceMode guard;
+    const auto& drafter = d_->requireDrafter(drafterIndex);
+    const auto& target = *d_->target;
+    if (step < 0 || step >= static_cast<int>(run.steps.size()))
+        throw Error("verify step " + std::to_string(step) + " out of range (the run has " +
+                    std::to_string(run.steps.size()) + " steps)");
+    const auto& st = run.steps[static_cast<std::size_t>(step)];
+    if (st.start < 1 || st.start > static_cast<std::int64_t>(run.outputIds.size()))
+        throw Error("verify step " + std::to_string(step) + " starts at position " + std::to_string(st.start) +
+                    ", outside the run's " + std::to_string(run.outputIds.size()) + " output tokens");
+    PromptSpec prefix;
+    prefix.kind = PromptSpec::Kind::Ids;
+    prefix.ids.assign(run.outputIds.begin(), run.outputIds.begin() + st.start);
+    const auto ids = encodePrompt(prefix);  // validates ids against the vocabulary
+    const auto B = drafter.blockSize();
+    auto cache = target.makeCache();
+    const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
+                                    {drafter.featureIndices(), st.start, {}, {}});
+    std::vector<std::int64_t> block(static_cast<std::size_t>(B), drafter.config().maskTokenId);
+    block[0] = st.anchor;
+    auto draftCache = drafter.makeCache();
+    const auto out = drafter.draft(at::cat(pre.hidden, -1),
+                                   at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
+                                   draftCache, /*keepAttention=*/true);
+    DrafterAttention a;
+    a.step = step;
+    a.numLayers = static_cast<std::int64_t>(out.attention.size());
+    a.numHeads = out.attention.front().size(0);
+    a.numQueries = B;
+    a.numKeys = st.start + B;
+    for (std::int64_t j = 0; j < B; ++j) a.queryPositions.push_back(st.start + j);
+    for (std::int64_t k = 0; k < a.numKeys; ++k) a.keyPositions.push_back(k);
+    a.keyTokens = ids;
+    a.keyTokens.insert(a.keyTokens.end(), block.begin(), block.end());
+    a.weights = toFloatVector(at::stack(out.attention));
+    return a;
+}
+
+HiddenStateStats Engine::hiddenStateStats(const PromptSpec& prompt, int drafterIndex, int histogramBins) {
+    c10::InferenceMode guard;
+    const auto& drafter = d_->requireDrafter(drafterIndex);
+    const auto& target = *d_->target;
+    if (histogramBins < 1) throw Error("histogram needs at least one bin");
+    HiddenStateStats r;
+    r.ids = encodePrompt(prompt);
+    const auto& tc = target.config();
+    auto cache = target.makeCache();
+    const auto indices = drafter.featureIndices();
+    const auto T = static_cast<std::int64_t>(r.ids.size());
+    const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {indices, T, {}, {}});
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+        auto s = seriesStats(out.hidden[i], histogramBins);
+        const auto id = indices[i] - 1;
+        s.layerId = id;
+        s.layerType = tc.layerTypes.at(static_cast<std::size_t>(id));
+        s.name = "target layer " + std::to_string(id) + " (hidden_states[" + std::to_string(indices[i]) + "]" +
+                 (indices[i] == tc.numLayers ? ", after the final norm)" : ")");
+        r.series.push_back(std::move(s));
+    }
+    auto ctx = seriesStats(drafter.projectContext(at::cat(out.hidden, -1)), histogramBins);
+    ctx.name = "drafter context (fc + hidden_norm)";
+    ctx.layerType = "fc + hidden_norm";
+    r.series.push_back(std::move(ctx));
     return r;
 }
 

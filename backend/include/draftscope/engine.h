@@ -81,6 +81,15 @@ public:
     /// One drafter call after prefilling the prompt (see DraftBlockResult).
     DraftBlockResult draftBlock(const PromptSpec& prompt, int drafter = 0);
 
+    /// The drafter's attention weights at verify step `step` of `run` (which must come from
+    /// this target and drafter): the target is prefilled on the committed tokens before the
+    /// step's anchor and the drafter called once on a fresh cache. Throws Error if the step
+    /// is out of range or the run's tokens are outside the vocabulary.
+    DrafterAttention drafterAttention(const RunResult& run, int step, int drafter = 0);
+    /// Hidden-state statistics of the prompt: every tapped layer of `drafter` and the
+    /// drafter's projected context (fc + hidden_norm). histogramBins bins per series.
+    HiddenStateStats hiddenStateStats(const PromptSpec& prompt, int drafter = 0, int histogramBins = 60);
+
 private:
     struct Impl;
     std::unique_ptr<Impl> d_;

@@ -99,4 +99,37 @@ struct DraftBlockResult {
     std::vector<float> draftLogits;  ///< [B-1, V]
 };
 
+/// The drafter's attention weights for one verify step, recomputed from the run's committed
+/// tokens (the context at that step is every committed position before the anchor).
+struct DrafterAttention {
+    int step = -1;
+    std::int64_t numLayers = 0, numHeads = 0, numQueries = 0, numKeys = 0;
+    std::vector<std::int64_t> queryPositions;  ///< [B] absolute positions of the block rows
+    std::vector<std::int64_t> keyPositions;    ///< [K] context positions 0..start-1, then the block's
+    std::vector<std::int64_t> keyTokens;       ///< [K] token at each key position (MASK for block rows > 0)
+    std::vector<float> weights;                ///< [layers, heads, queries, keys], rows sum to 1
+    float at(std::int64_t layer, std::int64_t head, std::int64_t q, std::int64_t k) const {
+        return weights[static_cast<std::size_t>(((layer * numHeads + head) * numQueries + q) * numKeys + k)];
+    }
+};
+
+/// Per-position statistics of one hidden-state series over the prompt.
+struct HiddenSeriesStats {
+    std::string name;          ///< e.g. "target layer 4 (hidden_states[5])" or "drafter context"
+    std::int64_t layerId = -1; ///< tapped target layer id; -1 for the drafter's projected context
+    std::string layerType;     ///< e.g. "full_attention"; "fc + hidden_norm" for the drafter
+    std::vector<float> rms, mean, std, maxAbs;  ///< [T] over the hidden dimension
+    std::vector<double> histogramEdges;         ///< [bins+1] over all values of the series
+    std::vector<std::int64_t> histogramCounts;  ///< [bins]
+    /// Positions whose RMS exceeds median + 5 * 1.4826 * MAD of the series' RMS (robust z > 5).
+    std::vector<std::int64_t> outlierPositions;
+};
+
+/// Hidden-state statistics of a prompt: each tapped target layer, then the drafter's
+/// projected context (after fc + hidden_norm).
+struct HiddenStateStats {
+    std::vector<std::int64_t> ids;
+    std::vector<HiddenSeriesStats> series;
+};
+
 }  // namespace draftscope

@@ -1,0 +1,190 @@
+#include "gui/analysis_controller.h"
+
+#include "draftscope/errors.h"
+#include "draftscope/tokenizer.h"
+
+#include <QThread>
+
+namespace draftscope {
+
+/// Lives on the worker thread; owns the Engine. process() drains the controller's pending
+/// requests one at a time (load first, then analysis, then attention).
+class AnalysisWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit AnalysisWorker(AnalysisController* c) : c_(c) {}
+
+public slots:
+    void process() {
+        for (;;) {
+            std::optional<ModelRequest> load;
+            std::optional<std::pair<quint64, AnalysisRequest>> analysis;
+            std::optional<int> attention;
+            {
+                std::lock_guard<std::mutex> lock(c_->mutex_);
+                if (c_->pendingLoad_) load.swap(c_->pendingLoad_);
+                else if (c_->pendingAnalysis_) analysis.swap(c_->pendingAnalysis_);
+                else if (c_->pendingAttention_) attention.swap(c_->pendingAttention_);
+                else {
+                    setBusy(false);
+                    return;
+                }
+                c_->cancel_.store(false);
+            }
+            setBusy(true);
+            if (load) doLoad(*load);
+            else if (analysis) doAnalysis(analysis->first, analysis->second);
+            else doAttention(*attention);
+        }
+    }
+
+private:
+    void setBusy(bool b) {
+        if (c_->busy_.exchange(b) != b) emit c_->busyChanged(b);
+    }
+
+    void doLoad(const ModelRequest& r) {
+        try {
+            LoadOptions opt;
+            opt.device = r.device.toStdString();
+            opt.dtype = r.dtype.toStdString();
+            engine_ = std::make_unique<Engine>();
+            const auto target = engine_->loadTarget(r.targetDir.toStdString(), opt);
+            const auto drafter = engine_->loadDrafter(r.drafterDir.toStdString());
+            last_.reset();
+            emit c_->modelsLoaded(target, drafter);
+        } catch (const std::exception& e) {
+            engine_.reset();
+            emit c_->failed("load", QString::fromStdString(e.what()));
+        }
+    }
+
+    void doAnalysis(quint64 id, const AnalysisRequest& r) {
+        if (!engine_ || engine_->drafterCount() == 0) {
+            emit c_->failed("analysis", "load a target and a drafter first");
+            return;
+        }
+        emit c_->analysisStarted(id);
+        try {
+            auto b = std::make_shared<RunBundle>();
+            b->requestId = id;
+            b->prompt = r.prompt;
+            b->target = engine_->targetSummary();
+            b->drafter = engine_->drafterSummary(r.settings.drafter);
+            b->run = engine_->run(r.prompt, r.settings,
+                                  [this](std::int64_t done, std::int64_t total) { emit c_->progress(done, total); },
+                                  &c_->cancel_);
+            PromptSpec ids;
+            ids.kind = PromptSpec::Kind::Ids;
+            ids.ids = b->run.promptIds;
+            b->hiddenStats = engine_->hiddenStateStats(ids, r.settings.drafter);
+            const Tokenizer* tok = engine_->tokenizer();
+            auto pieceOf = [tok](std::int64_t id) {
+                return tok ? QString::fromStdString(tok->tokenPiece(id)) : QString("#%1").arg(id);
+            };
+            for (auto id : b->run.outputIds) b->pieces.push_back(pieceOf(id));
+            auto note = [&](std::int64_t id) {
+                if (!b->tokenPieces.count(id)) b->tokenPieces.emplace(id, pieceOf(id));
+            };
+            for (auto id : b->run.outputIds) note(id);
+            for (const auto& st : b->run.steps) {
+                note(st.anchor);
+                for (auto id : st.drafted) note(id);
+                for (auto id : st.targetTokens) note(id);
+                for (const auto& top : st.draftTopIds)
+                    for (auto id : top) note(id);
+            }
+            last_ = b;
+            emit c_->analysisFinished(b);
+        } catch (const Cancelled&) {
+            emit c_->cancelled();
+        } catch (const std::exception& e) {
+            emit c_->failed("analysis", QString::fromStdString(e.what()));
+        }
+    }
+
+    void doAttention(int step) {
+        if (!engine_ || !last_) return;
+        try {
+            emit c_->attentionReady(engine_->drafterAttention(last_->run, step, last_->run.settings.drafter));
+        } catch (const std::exception& e) {
+            emit c_->failed("attention", QString::fromStdString(e.what()));
+        }
+    }
+
+    AnalysisController* c_;
+    std::unique_ptr<Engine> engine_;
+    RunBundlePtr last_;
+};
+
+AnalysisController::AnalysisController(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<RunBundlePtr>();
+    qRegisterMetaType<ModelSummary>();
+    qRegisterMetaType<DrafterAttention>();
+    qRegisterMetaType<ModelRequest>();
+    qRegisterMetaType<AnalysisRequest>();
+    thread_ = new QThread(this);
+    thread_->setObjectName("draftscope-engine");
+    worker_ = new AnalysisWorker(this);
+    worker_->moveToThread(thread_);
+    connect(thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    thread_->start();
+}
+
+AnalysisController::~AnalysisController() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pendingLoad_.reset();
+        pendingAnalysis_.reset();
+        pendingAttention_.reset();
+    }
+    cancel_.store(true);
+    thread_->quit();
+    thread_->wait();
+}
+
+void AnalysisController::schedule() {
+    QMetaObject::invokeMethod(worker_, "process", Qt::QueuedConnection);
+}
+
+void AnalysisController::loadModels(const ModelRequest& request) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pendingLoad_ = request;
+        pendingAnalysis_.reset();  // an analysis queued for the old models is stale
+        pendingAttention_.reset();
+    }
+    schedule();
+}
+
+quint64 AnalysisController::analyse(const AnalysisRequest& request) {
+    quint64 id;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        id = nextId_++;
+        pendingAnalysis_ = std::make_pair(id, request);
+    }
+    schedule();
+    return id;
+}
+
+void AnalysisController::requestAttention(int step) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pendingAttention_ = step;
+    }
+    schedule();
+}
+
+void AnalysisController::cancel() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pendingAnalysis_.reset();
+        pendingAttention_.reset();
+    }
+    cancel_.store(true);
+}
+
+}  // namespace draftscope
+
+#include "analysis_controller.moc"

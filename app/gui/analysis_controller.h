@@ -1,0 +1,85 @@
+#pragma once
+// Owns the engine on one worker thread. The GUI sends requests (load models, run a prompt,
+// fetch attention weights); each kind keeps only its newest pending request, so a newer
+// request supersedes one not yet started. Results, progress and errors come back as
+// queued signals; cancel() stops a running analysis between verify steps.
+
+#include "gui/run_bundle.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+class QThread;
+
+namespace draftscope {
+
+/// Which models to load and how.
+struct ModelRequest {
+    QString targetDir;
+    QString drafterDir;
+    QString device = "cpu";
+    QString dtype = "float32";
+};
+
+/// One prompt to analyse with the loaded models.
+struct AnalysisRequest {
+    PromptSpec prompt;
+    RunSettings settings;
+};
+
+class AnalysisWorker;
+
+class AnalysisController : public QObject {
+    Q_OBJECT
+public:
+    explicit AnalysisController(QObject* parent = nullptr);
+    ~AnalysisController() override;  ///< cancels running work and joins the worker thread
+
+    bool isBusy() const { return busy_.load(); }
+
+public slots:
+    /// Loads target + drafter (replacing the current ones). Supersedes a pending load.
+    void loadModels(const draftscope::ModelRequest& request);
+    /// Runs the DFlash loop and the hidden-state statistics. Supersedes a pending analysis;
+    /// returns the request id carried by analysisFinished().
+    quint64 analyse(const draftscope::AnalysisRequest& request);
+    /// Recomputes the drafter's attention at `step` of the last finished analysis.
+    void requestAttention(int step);
+    /// Stops the running analysis at the next verify step and drops pending requests.
+    void cancel();
+
+signals:
+    void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter);
+    void analysisStarted(quint64 requestId);
+    void progress(qint64 done, qint64 total);
+    void analysisFinished(const draftscope::RunBundlePtr& bundle);
+    void attentionReady(const draftscope::DrafterAttention& attention);
+    /// `operation` is "load", "analysis" or "attention"; `message` is the backend's error.
+    void failed(const QString& operation, const QString& message);
+    void cancelled();
+    void busyChanged(bool busy);
+
+private:
+    friend class AnalysisWorker;
+    void schedule();
+
+    QThread* thread_ = nullptr;
+    AnalysisWorker* worker_ = nullptr;
+    std::mutex mutex_;
+    std::optional<ModelRequest> pendingLoad_;
+    std::optional<std::pair<quint64, AnalysisRequest>> pendingAnalysis_;
+    std::optional<int> pendingAttention_;
+    quint64 nextId_ = 1;
+    std::atomic<bool> cancel_{false};
+    std::atomic<bool> busy_{false};
+};
+
+}  // namespace draftscope
+
+Q_DECLARE_METATYPE(draftscope::ModelRequest)
+Q_DECLARE_METATYPE(draftscope::AnalysisRequest)

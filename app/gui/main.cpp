@@ -1,0 +1,142 @@
+// draftscope: the GUI workbench.
+//   draftscope                          open the window
+//   draftscope --demo                   open with the shipped demo pair and a sample prompt, and run it
+//   draftscope [--demo] --export-figures DIR [--target D --drafter D --prompt T]
+//                                       run, write every view as PNG/SVG/PDF (+ tables) to DIR, exit
+// Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
+
+#include "gui/main_window.h"
+#include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QFile>
+#include <QTimer>
+
+#include <cstdio>
+
+using namespace draftscope;
+
+namespace {
+
+/// resources/ next to the source tree when run from a build, or the installed data dir.
+QString resourcesDir() {
+    const QString app = QCoreApplication::applicationDirPath();
+    for (const QString& candidate : {app + "/../share/draftscope", app + "/../../resources", app + "/../resources",
+                                     QString(DRAFTSCOPE_SOURCE_RESOURCES)})
+        if (QFile::exists(candidate + "/demo/target/config.json")) return QDir(candidate).canonicalPath();
+    return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    // Headless export needs no display: fall back to the offscreen platform.
+    bool exporting = false;
+    for (int i = 1; i < argc; ++i)
+        if (QString(argv[i]) == "--export-figures") exporting = true;
+    if (exporting && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("draftscope");
+    QApplication::setOrganizationName("draftscope");
+    QApplication::setApplicationVersion("0.1.0");
+    QApplication::setWindowIcon(QIcon(":/icons/draftscope.svg"));
+
+    QCommandLineParser cli;
+    cli.setApplicationDescription("draftscope: see what a speculative-decoding drafter drafts and where the target disagrees");
+    cli.addHelpOption();
+    cli.addVersionOption();
+    QCommandLineOption demo("demo", "Open with the shipped demo target + drafter and a sample prompt, and run it.");
+    QCommandLineOption target("target", "Target model directory.", "dir");
+    QCommandLineOption drafter("drafter", "DFlash drafter directory.", "dir");
+    QCommandLineOption prompt("prompt", "Prompt text (raw).", "text");
+    QCommandLineOption promptFile("prompt-file", "Read the prompt text from a file.", "file");
+    QCommandLineOption chat("chat", "Wrap the prompt as a ChatML user turn.");
+    QCommandLineOption maxNew("max-new", "Tokens to generate (default 96).", "n", "96");
+    QCommandLineOption device("device", "cpu or cuda (default cpu).", "device", "cpu");
+    QCommandLineOption dtype("dtype", "float32 or bfloat16 (default float32).", "dtype", "float32");
+    QCommandLineOption exportDir("export-figures", "Render every view to DIR as PNG, SVG and PDF (tables as CSV "
+                                 "and JSON) without showing a window, then exit.", "dir");
+    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, dtype, exportDir}) cli.addOption(o);
+    cli.process(app);
+
+    const QString res = resourcesDir();
+    ModelRequest models;
+    models.device = cli.value(device);
+    models.dtype = cli.value(dtype);
+    QString promptText;
+    if (cli.isSet(demo)) {
+        if (res.isEmpty()) {
+            std::fprintf(stderr, "error: the demo models were not found (looked for resources/demo next to the program)\n");
+            return 1;
+        }
+        models.targetDir = res + "/demo/target";
+        models.drafterDir = res + "/demo/drafter";
+        QFile f(res + "/prompts/fibonacci.py");
+        if (f.open(QIODevice::ReadOnly)) promptText = QString::fromUtf8(f.readAll());
+    }
+    if (cli.isSet(target)) models.targetDir = cli.value(target);
+    if (cli.isSet(drafter)) models.drafterDir = cli.value(drafter);
+    if (cli.isSet(prompt)) promptText = cli.value(prompt);
+    if (cli.isSet(promptFile)) {
+        QFile f(cli.value(promptFile));
+        if (!f.open(QIODevice::ReadOnly)) {
+            std::fprintf(stderr, "error: cannot read prompt file '%s'\n", qPrintable(cli.value(promptFile)));
+            return 1;
+        }
+        promptText = QString::fromUtf8(f.readAll());
+    }
+    bool okMax = false;
+    const int maxNewTokens = cli.value(maxNew).toInt(&okMax);
+    if (!okMax || maxNewTokens < 1) {
+        std::fprintf(stderr, "error: --max-new must be a positive integer\n");
+        return 2;
+    }
+
+    MainWindow window(/*showErrorDialogs=*/!exporting);
+    if (!res.isEmpty()) {
+        try {
+            window.promptPanel()->loadPromptSet(res + "/prompts/demo-prompts.jsonl");
+        } catch (const std::exception&) {
+        }
+    }
+    window.promptPanel()->setMaxNewTokens(maxNewTokens);
+    if (!promptText.isEmpty()) window.promptPanel()->setPromptText(promptText);
+    if (!models.targetDir.isEmpty()) window.modelPanel()->setTargetDir(models.targetDir);
+    if (!models.drafterDir.isEmpty()) window.modelPanel()->setDrafterDir(models.drafterDir);
+
+    if (exporting) {
+        if (models.targetDir.isEmpty() || models.drafterDir.isEmpty() || promptText.isEmpty()) {
+            std::fprintf(stderr, "error: --export-figures needs --demo or --target, --drafter and --prompt/--prompt-file\n");
+            return 2;
+        }
+        window.resize(1600, 1000);
+        QString err;
+        if (!window.loadAndRun(models, &err)) {
+            std::fprintf(stderr, "error: %s\n", qPrintable(err));
+            return 1;
+        }
+        const auto written = window.exportAllFigures(cli.value(exportDir), &err);
+        if (!err.isEmpty()) {
+            std::fprintf(stderr, "error: %s\n", qPrintable(err));
+            return 1;
+        }
+        for (const auto& p : written) std::printf("%s\n", qPrintable(p));
+        std::printf("wrote %lld files to %s\n", static_cast<long long>(written.size()), qPrintable(cli.value(exportDir)));
+        return 0;
+    }
+
+    window.show();
+    if (!models.targetDir.isEmpty() && !models.drafterDir.isEmpty()) {
+        QTimer::singleShot(0, &window, [&window, models, run = !promptText.isEmpty()] {
+            window.loadModels(models);
+            if (run) window.runAnalysis();
+        });
+    }
+    return app.exec();
+}

@@ -1,0 +1,369 @@
+#include "gui/main_window.h"
+
+#include "acceptance_plots.h"
+#include "attention_view.h"
+#include "block_agreement_view.h"
+#include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
+#include "hidden_stats_view.h"
+#include "mask_view.h"
+#include "output_strip_view.h"
+#include "step_selection.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QEventLoop>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTimer>
+
+namespace draftscope {
+
+MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
+    : QMainWindow(parent), dialogs_(showErrorDialogs), controller_(new AnalysisController(this)),
+      selection_(new StepSelection(this)) {
+    setObjectName("DraftscopeMainWindow");
+    setWindowTitle(tr("draftscope"));
+    setAcceptDrops(true);
+    setDockNestingEnabled(true);
+
+    modelPanel_ = new ModelPanel(this);
+    promptPanel_ = new PromptPanel(this);
+    blockView_ = new BlockAgreementView(selection_, this);
+    stripView_ = new OutputStripView(selection_, this);
+    acceptance_ = new AcceptancePlots(selection_, this);
+    maskView_ = new MaskView(this);
+    attentionView_ = new AttentionView(this);
+    statsView_ = new HiddenStatsView(this);
+    log_ = new QPlainTextEdit(this);
+    log_->setObjectName("log");
+    log_->setReadOnly(true);
+    log_->setMaximumBlockCount(5000);
+
+    setCentralWidget(blockView_);
+    addDock(modelPanel_, tr("Models"), "modelsDock", Qt::LeftDockWidgetArea);
+    addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea);
+    addDock(stripView_, tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
+    auto* acc = addDock(acceptance_, tr("Acceptance"), "acceptanceDock", Qt::RightDockWidgetArea, true);
+    auto* masks = addDock(maskView_, tr("Masks"), "maskDock", Qt::RightDockWidgetArea, true);
+    auto* attn = addDock(attentionView_, tr("Drafter attention"), "attentionDock", Qt::RightDockWidgetArea, true);
+    auto* stats = addDock(statsView_, tr("Hidden states"), "statsDock", Qt::RightDockWidgetArea, true);
+    auto* logDock = addDock(log_, tr("Log"), "logDock", Qt::BottomDockWidgetArea);
+    // One tab group on the right keeps the default window within a 1366x768 screen; every
+    // dock can be dragged out to sit side by side with the others.
+    tabifyDockWidget(acc, masks);
+    tabifyDockWidget(masks, attn);
+    tabifyDockWidget(attn, stats);
+    acc->raise();
+    tabifyDockWidget(findChild<QDockWidget*>("outputDock"), logDock);
+    findChild<QDockWidget*>("outputDock")->raise();
+    createMenus();
+    resize(1360, 860);
+
+
+    connect(modelPanel_, &ModelPanel::loadRequested, this, &MainWindow::loadModels);
+    connect(promptPanel_, &PromptPanel::runRequested, this, [this] { runAnalysis(); });
+    connect(promptPanel_, &PromptPanel::cancelRequested, controller_, &AnalysisController::cancel);
+    connect(controller_, &AnalysisController::busyChanged, promptPanel_, &PromptPanel::setBusy);
+    connect(controller_, &AnalysisController::progress, promptPanel_, &PromptPanel::setProgress);
+    connect(controller_, &AnalysisController::modelsLoaded, this,
+            [this](const ModelSummary& t, const ModelSummary& d) {
+                QString ids;
+                for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
+                const QString text = tr("Target: %1, %2 layers, hidden %3, vocab %4\nDrafter: %5 layers, block %6, "
+                                        "tapped layers [%7]%8, mask token %9")
+                                         .arg(QString::fromStdString(t.architecture)).arg(t.numLayers).arg(t.hiddenSize)
+                                         .arg(t.vocabSize).arg(d.numLayers).arg(d.blockSize).arg(ids)
+                                         .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId);
+                modelPanel_->setStatus(text);
+                log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
+                                                              QString::fromStdString(d.directory)));
+                for (const auto& w : d.warnings) log(tr("warning: drafter: %1").arg(QString::fromStdString(w)));
+                if (!t.unexpectedTensors.empty())
+                    log(tr("warning: target has %1 unexpected tensors").arg(t.unexpectedTensors.size()));
+                maskView_->setTrainingExample(64, d.blockSize, {8, 29});
+            });
+    connect(controller_, &AnalysisController::analysisStarted, this,
+            [this](quint64 id) { log(tr("analysis %1 started").arg(id)); });
+    connect(controller_, &AnalysisController::analysisFinished, this, &MainWindow::showResult);
+    connect(controller_, &AnalysisController::attentionReady, this, [this](const DrafterAttention& a) {
+        // Keys: context positions 0..start-1, the anchor at start, then MASK rows.
+        const auto start = a.queryPositions.empty() ? 0 : a.queryPositions.front();
+        std::vector<QString> pieces = piecesUpTo(start + 1);
+        while (static_cast<std::int64_t>(pieces.size()) < a.numKeys) pieces.push_back(QStringLiteral("[MASK]"));
+        attentionView_->setAttention(a, pieces);
+    });
+    connect(controller_, &AnalysisController::failed, this, &MainWindow::reportError);
+    connect(controller_, &AnalysisController::cancelled, this, [this] {
+        log(tr("analysis cancelled"));
+        statusBar()->showMessage(tr("Cancelled"), 4000);
+    });
+    connect(selection_, &StepSelection::changed, this, &MainWindow::onSelection);
+    connect(statsView_, &HiddenStatsView::positionClicked, this, [this](int position) {
+        if (!last_) return;
+        // A prompt position belongs to no verify step: show it in the stats view only.
+        statsView_->highlightPosition(position);
+    });
+
+    QSettings s;
+    restoreGeometry(s.value("window/geometry").toByteArray());
+    if (!restoreState(s.value("window/state").toByteArray())) {
+        // First start: give the grid the middle, the panels and the plots fixed widths.
+        QTimer::singleShot(0, this, [this, acc] {
+            resizeDocks({findChild<QDockWidget*>("modelsDock"), acc}, {300, 430}, Qt::Horizontal);
+            resizeDocks({findChild<QDockWidget*>("outputDock")}, {170}, Qt::Vertical);
+        });
+    }
+    statusBar()->showMessage(tr("Choose a target and a drafter, or start with draftscope --demo"));
+}
+
+MainWindow::~MainWindow() = default;
+
+QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
+                                 bool scrollable) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name);
+    if (scrollable) {
+        auto* scroll = new QScrollArea(dock);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        scroll->setWidget(w);
+        dock->setWidget(scroll);
+    } else {
+        dock->setWidget(w);
+    }
+    addDockWidget(area, dock);
+    return dock;
+}
+
+void MainWindow::createMenus() {
+    auto* file = menuBar()->addMenu(tr("&File"));
+    file->addAction(tr("Open &target directory..."), this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"));
+        if (!d.isEmpty()) modelPanel_->setTargetDir(d);
+    });
+    file->addAction(tr("Open &drafter directory..."), this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("DFlash drafter directory"));
+        if (!d.isEmpty()) modelPanel_->setDrafterDir(d);
+    });
+    file->addAction(tr("Load &prompt set..."), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Prompt set"), {}, tr("JSON lines (*.jsonl *.json)"));
+        if (p.isEmpty()) return;
+        try {
+            promptPanel_->loadPromptSet(p);
+            log(tr("loaded prompt set %1").arg(p));
+        } catch (const std::exception& e) {
+            reportError("prompt set", QString::fromStdString(e.what()));
+        }
+    });
+    file->addSeparator();
+    file->addAction(tr("&Export all figures and tables..."), this, [this] {
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Export into directory"));
+        if (d.isEmpty()) return;
+        QString err;
+        const auto written = exportAllFigures(d, &err);
+        if (!err.isEmpty()) reportError("export", err);
+        else log(tr("exported %1 files to %2").arg(written.size()).arg(d));
+    });
+    file->addAction(tr("Export run as &JSON..."), this, [this] {
+        if (!last_) return;
+        const QString p = QFileDialog::getSaveFileName(this, tr("Run JSON"), "run.json", tr("JSON (*.json)"));
+        if (p.isEmpty()) return;
+        QJsonObject o;
+        QJsonArray ids, lens;
+        for (auto id : last_->run.outputIds) ids.append(static_cast<qint64>(id));
+        for (auto l : last_->run.acceptanceLengths) lens.append(l);
+        o["output_ids"] = ids;
+        o["acceptance_lengths"] = lens;
+        o["tau"] = last_->run.tau;
+        QFile f(p);
+        if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(o).toJson()) < 0)
+            reportError("export", tr("cannot write %1").arg(p));
+    });
+    file->addSeparator();
+    file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+    auto* run = menuBar()->addMenu(tr("&Run"));
+    run->addAction(tr("&Load models"), this, [this] { loadModels(modelPanel_->request()); });
+    run->addAction(tr("&Run prompt"), QKeySequence(Qt::CTRL | Qt::Key_R), this, &MainWindow::runAnalysis);
+    run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &AnalysisController::cancel);
+    viewMenu_ = menuBar()->addMenu(tr("&View"));
+    for (auto* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About draftscope"), this, [this] {
+        QMessageBox::about(this, tr("About draftscope"),
+                           tr("draftscope 0.1.0: see what a speculative-decoding drafter drafts, where the target "
+                              "disagrees, and why. Semantics follow the official DFlash loop."));
+    });
+}
+
+void MainWindow::loadModels(const ModelRequest& r) {
+    if (r.targetDir.isEmpty() || r.drafterDir.isEmpty()) {
+        reportError("load", tr("choose both a target directory and a drafter directory"));
+        return;
+    }
+    modelPanel_->setTargetDir(r.targetDir);
+    modelPanel_->setDrafterDir(r.drafterDir);
+    modelPanel_->rememberRecent(r);
+    modelPanel_->setStatus(tr("Loading..."));
+    log(tr("loading target %1, drafter %2 (%3, %4)").arg(r.targetDir, r.drafterDir, r.device, r.dtype));
+    controller_->loadModels(r);
+}
+
+void MainWindow::runAnalysis() {
+    const auto r = promptPanel_->request();
+    if (r.prompt.text.empty()) {
+        reportError("analysis", tr("the prompt is empty: type a prompt or pick one from the prompt set"));
+        return;
+    }
+    controller_->analyse(r);
+}
+
+void MainWindow::showResult(const RunBundlePtr& b) {
+    last_ = b;
+    const auto& pieces = b->pieces;
+    blockView_->model()->setRun(b->run, [b](std::int64_t id) { return b->pieceOf(id); });
+    stripView_->setRun(b->run, pieces);
+    acceptance_->setRun(b->run);
+    statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->run.promptIds.size())));
+    log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
+            .arg(b->requestId).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
+            .arg(b->run.steps.size()).arg(b->run.tau, 0, 'f', 3).arg(b->run.timing.totalMs, 0, 'f', 0));
+    statusBar()->showMessage(tr("tau %1 over %2 verify steps").arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
+    selection_->clear();
+    if (!b->run.steps.empty()) selection_->select(0, 1);
+}
+
+std::vector<QString> MainWindow::piecesUpTo(std::int64_t length) const {
+    std::vector<QString> out;
+    if (!last_) return out;
+    for (std::int64_t i = 0; i < length && i < static_cast<std::int64_t>(last_->pieces.size()); ++i)
+        out.push_back(last_->pieces[static_cast<std::size_t>(i)]);
+    return out;
+}
+
+void MainWindow::onSelection(int step, int position) {
+    Q_UNUSED(position);
+    if (!last_ || step < 0 || step >= static_cast<int>(last_->run.steps.size())) return;
+    const auto& st = last_->run.steps[static_cast<std::size_t>(step)];
+    maskView_->setInferenceContext(st.start, last_->run.blockSize, piecesUpTo(st.start + last_->run.blockSize));
+    controller_->requestAttention(step);
+}
+
+QList<ExportableView*> MainWindow::exportableViews() const {
+    return {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_};
+}
+
+QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {
+    QDir().mkpath(dir);
+    QStringList all;
+    for (auto* v : exportableViews()) {
+        QString err;
+        all += v->exportAll(dir, &err);
+        if (!err.isEmpty()) {
+            if (error) *error = err;
+            return all;
+        }
+    }
+    return all;
+}
+
+bool MainWindow::loadAndRun(const ModelRequest& models, QString* error) {
+    QEventLoop loop;
+    QString failure;
+    bool loaded = false, analysed = false, attention = false;
+    auto c1 = connect(controller_, &AnalysisController::modelsLoaded, &loop, [&] { loaded = true; loop.quit(); });
+    auto c2 = connect(controller_, &AnalysisController::failed, &loop, [&](const QString& op, const QString& m) {
+        failure = op + ": " + m;
+        loop.quit();
+    });
+    auto c3 = connect(controller_, &AnalysisController::analysisFinished, &loop, [&] { analysed = true; loop.quit(); });
+    auto c4 = connect(controller_, &AnalysisController::attentionReady, &loop, [&] { attention = true; loop.quit(); });
+    auto wait = [&](bool& flag) {
+        while (!flag && failure.isEmpty()) loop.exec();
+        return failure.isEmpty();
+    };
+    loadModels(models);
+    bool ok = wait(loaded);
+    if (ok) {
+        runAnalysis();
+        ok = wait(analysed) && wait(attention);  // showResult selects step 0, which requests attention
+    }
+    for (auto c : {c1, c2, c3, c4}) disconnect(c);
+    if (!ok && error) *error = failure;
+    return ok;
+}
+
+QString MainWindow::logText() const { return log_->toPlainText(); }
+
+void MainWindow::log(const QString& line) {
+    log_->appendPlainText(QDateTime::currentDateTime().toString("HH:mm:ss  ") + line);
+}
+
+void MainWindow::reportError(const QString& operation, const QString& message) {
+    log(tr("error (%1): %2").arg(operation, message));
+    if (operation == "load") modelPanel_->setStatus(tr("Load failed: %1").arg(message));
+    statusBar()->showMessage(tr("Error: %1").arg(message.section('\n', 0, 0)), 8000);
+    if (dialogs_) QMessageBox::critical(this, tr("draftscope: %1 failed").arg(operation), message);
+}
+
+void MainWindow::openDirectory(const QString& dir) {
+    QFile f(QDir(dir).filePath("config.json"));
+    if (!f.open(QIODevice::ReadOnly)) {
+        reportError("open", tr("'%1' has no readable config.json, so it is not a model directory").arg(dir));
+        return;
+    }
+    const auto o = QJsonDocument::fromJson(f.readAll()).object();
+    const bool isDrafter = o.contains("dflash_config") ||
+                           o.value("architectures").toArray().contains(QJsonValue("DFlashDraftModel"));
+    if (isDrafter) modelPanel_->setDrafterDir(dir);
+    else modelPanel_->setTargetDir(dir);
+    log(tr("%1 set to %2").arg(isDrafter ? tr("drafter") : tr("target"), dir));
+    const auto r = modelPanel_->request();
+    if (!r.targetDir.isEmpty() && !r.drafterDir.isEmpty()) loadModels(r);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+    if (e->mimeData()->hasUrls()) e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+    for (const auto& url : e->mimeData()->urls()) {
+        const QString path = url.toLocalFile();
+        if (QFileInfo(path).isDir()) openDirectory(path);
+        else if (path.endsWith(".jsonl")) {
+            try {
+                promptPanel_->loadPromptSet(path);
+            } catch (const std::exception& ex) {
+                reportError("prompt set", QString::fromStdString(ex.what()));
+            }
+        } else {
+            reportError("open", tr("drop a model directory or a .jsonl prompt set, not '%1'").arg(path));
+        }
+    }
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+    QSettings s;
+    s.setValue("window/geometry", saveGeometry());
+    s.setValue("window/state", saveState());
+    controller_->cancel();
+    QMainWindow::closeEvent(e);
+}
+
+}  // namespace draftscope

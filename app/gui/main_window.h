@@ -1,0 +1,94 @@
+#pragma once
+// The draftscope workbench: model and prompt panels, the linked views as dock widgets, a
+// log, menus, drag and drop of model directories, remembered layout.
+
+#include "gui/analysis_controller.h"
+
+#include <QMainWindow>
+
+#include <functional>
+
+class QPlainTextEdit;
+class QDockWidget;
+
+namespace draftscope {
+
+class AcceptancePlots;
+class AttentionView;
+class BlockAgreementView;
+class ExportableView;
+class HiddenStatsView;
+class MaskView;
+class ModelPanel;
+class OutputStripView;
+class PromptPanel;
+class StepSelection;
+
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    /// `showErrorDialogs` false (headless export, tests) logs errors without modal dialogs.
+    explicit MainWindow(bool showErrorDialogs = true, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    AnalysisController* controller() const { return controller_; }
+    ModelPanel* modelPanel() const { return modelPanel_; }
+    PromptPanel* promptPanel() const { return promptPanel_; }
+    StepSelection* selection() const { return selection_; }
+    BlockAgreementView* blockAgreementView() const { return blockView_; }
+    OutputStripView* outputStripView() const { return stripView_; }
+    AcceptancePlots* acceptancePlots() const { return acceptance_; }
+    MaskView* maskView() const { return maskView_; }
+    AttentionView* attentionView() const { return attentionView_; }
+    HiddenStatsView* hiddenStatsView() const { return statsView_; }
+    QList<ExportableView*> exportableViews() const;
+    const RunBundlePtr& lastResult() const { return last_; }
+    QString logText() const;
+
+    /// Writes every view's figures (and tables) to `dir`; returns the paths, sets *error.
+    QStringList exportAllFigures(const QString& dir, QString* error);
+
+    /// Loads models and runs the prompt panel's request, then the attention of step 0;
+    /// blocks in a local event loop (the GUI stays live). For --demo and --export-figures.
+    /// Returns false and sets *error if any stage failed.
+    bool loadAndRun(const ModelRequest& models, QString* error);
+
+public slots:
+    void loadModels(const draftscope::ModelRequest& r);
+    void runAnalysis();
+    void openDirectory(const QString& dir);
+
+protected:
+    void closeEvent(QCloseEvent* e) override;
+    void dragEnterEvent(QDragEnterEvent* e) override;
+    void dropEvent(QDropEvent* e) override;
+
+private:
+    /// `scrollable` wraps the view in a scroll area so its minimum size does not dictate the
+    /// dock area's (the mask view's controls are wide).
+    QDockWidget* addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
+                         bool scrollable = false);
+    void createMenus();
+    void showResult(const RunBundlePtr& b);
+    void onSelection(int step, int position);
+    void log(const QString& line);
+    void reportError(const QString& operation, const QString& message);
+    std::vector<QString> piecesUpTo(std::int64_t length) const;
+
+    bool dialogs_;
+    AnalysisController* controller_;
+    StepSelection* selection_;
+    ModelPanel* modelPanel_;
+    PromptPanel* promptPanel_;
+    BlockAgreementView* blockView_;
+    OutputStripView* stripView_;
+    AcceptancePlots* acceptance_;
+    MaskView* maskView_;
+    AttentionView* attentionView_;
+    HiddenStatsView* statsView_;
+    QPlainTextEdit* log_;
+    QMenu* viewMenu_ = nullptr;
+    RunBundlePtr last_;
+};
+
+}  // namespace draftscope

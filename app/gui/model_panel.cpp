@@ -1,0 +1,100 @@
+#include "gui/model_panel.h"
+
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSettings>
+#include <QToolButton>
+
+namespace draftscope {
+
+namespace {
+QComboBox* dirCombo(QWidget* parent, const QString& key) {
+    auto* c = new QComboBox(parent);
+    c->setEditable(true);
+    c->setInsertPolicy(QComboBox::NoInsert);
+    c->setMinimumContentsLength(24);
+    c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    c->addItems(QSettings().value(key).toStringList());
+    c->setCurrentText(QString());
+    return c;
+}
+
+QWidget* withBrowse(QWidget* parent, QComboBox* combo, const QString& title) {
+    auto* w = new QWidget(parent);
+    auto* h = new QHBoxLayout(w);
+    h->setContentsMargins(0, 0, 0, 0);
+    auto* b = new QToolButton(w);
+    b->setText("...");
+    b->setToolTip(QObject::tr("Choose a directory"));
+    QObject::connect(b, &QToolButton::clicked, w, [=] {
+        const QString d = QFileDialog::getExistingDirectory(w, title, combo->currentText());
+        if (!d.isEmpty()) combo->setCurrentText(d);
+    });
+    h->addWidget(combo, 1);
+    h->addWidget(b);
+    return w;
+}
+}  // namespace
+
+ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName("ModelPanel");
+    target_ = dirCombo(this, "recent/targets");
+    target_->setObjectName("targetDir");
+    target_->setToolTip(tr("Target model directory (HF layout: config.json, safetensors, tokenizer.json)"));
+    drafter_ = dirCombo(this, "recent/drafters");
+    drafter_->setObjectName("drafterDir");
+    drafter_->setToolTip(tr("DFlash drafter directory (config.json with dflash_config, model.safetensors)"));
+    device_ = new QComboBox(this);
+    device_->addItems({"cpu", "cuda"});
+    dtype_ = new QComboBox(this);
+    dtype_->addItems({"float32", "bfloat16"});
+    load_ = new QPushButton(tr("Load models"), this);
+    status_ = new QLabel(tr("No models loaded. Drop a model directory onto the window or choose one."), this);
+    status_->setWordWrap(true);
+    status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* form = new QFormLayout(this);
+    form->addRow(tr("Target"), withBrowse(this, target_, tr("Target model directory")));
+    form->addRow(tr("Drafter"), withBrowse(this, drafter_, tr("DFlash drafter directory")));
+    form->addRow(tr("Device"), device_);
+    form->addRow(tr("Dtype"), dtype_);
+    form->addRow(load_);
+    form->addRow(status_);
+    connect(load_, &QPushButton::clicked, this, [this] { emit loadRequested(request()); });
+}
+
+ModelRequest ModelPanel::request() const {
+    ModelRequest r;
+    r.targetDir = target_->currentText().trimmed();
+    r.drafterDir = drafter_->currentText().trimmed();
+    r.device = device_->currentText();
+    r.dtype = dtype_->currentText();
+    return r;
+}
+
+void ModelPanel::setTargetDir(const QString& dir) { target_->setCurrentText(dir); }
+void ModelPanel::setDrafterDir(const QString& dir) { drafter_->setCurrentText(dir); }
+void ModelPanel::setStatus(const QString& text) { status_->setText(text); }
+
+void ModelPanel::rememberRecent(const ModelRequest& r) {
+    QSettings s;
+    auto push = [&](const char* key, const QString& dir, QComboBox* combo) {
+        QStringList list = s.value(key).toStringList();
+        list.removeAll(dir);
+        list.prepend(dir);
+        while (list.size() > 10) list.removeLast();
+        s.setValue(key, list);
+        combo->blockSignals(true);
+        combo->clear();
+        combo->addItems(list);
+        combo->setCurrentText(dir);
+        combo->blockSignals(false);
+    };
+    push("recent/targets", r.targetDir, target_);
+    push("recent/drafters", r.drafterDir, drafter_);
+}
+
+}  // namespace draftscope

@@ -1,0 +1,159 @@
+#include "gui/prompt_panel.h"
+
+#include <QCheckBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+namespace draftscope {
+
+PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
+    setObjectName("PromptPanel");
+    editor_ = new QPlainTextEdit(this);
+    editor_->setObjectName("promptEditor");
+    editor_->setPlaceholderText(tr("Prompt text (raw, tokenized as is unless 'Chat template' is on)"));
+    editor_->setFont(QFont("DejaVu Sans Mono"));
+    chat_ = new QCheckBox(tr("Chat template"), this);
+    chat_->setToolTip(tr("Wrap the text as one user turn of the ChatML template (as Qwen's chat template renders it)"));
+    thinking_ = new QCheckBox(tr("Thinking"), this);
+    thinking_->setChecked(true);
+    thinking_->setToolTip(tr("Off: append Qwen3's empty <think></think> block after the generation prompt"));
+    thinking_->setEnabled(false);
+    connect(chat_, &QCheckBox::toggled, thinking_, &QCheckBox::setEnabled);
+    maxNew_ = new QSpinBox(this);
+    maxNew_->setRange(1, 32768);
+    maxNew_->setValue(96);
+    ignoreEos_ = new QCheckBox(tr("Ignore EOS"), this);
+    ignoreEos_->setChecked(true);
+    temperature_ = new QDoubleSpinBox(this);
+    temperature_->setRange(0, 5);
+    temperature_->setSingleStep(0.1);
+    temperature_->setToolTip(tr("0 = greedy. > 0 samples the target's tokens (drafts stay argmax)"));
+    seed_ = new QSpinBox(this);
+    seed_->setRange(0, 1 << 30);
+
+    search_ = new QLineEdit(this);
+    search_->setPlaceholderText(tr("Search prompts"));
+    search_->setClearButtonEnabled(true);
+    setModel_ = new QStandardItemModel(this);
+    filter_ = new QSortFilterProxyModel(this);
+    filter_->setSourceModel(setModel_);
+    filter_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    filter_->setFilterRole(Qt::UserRole + 1);  // id + text
+    list_ = new QListView(this);
+    list_->setModel(filter_);
+    list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    list_->setMaximumHeight(140);
+    connect(search_, &QLineEdit::textChanged, filter_, &QSortFilterProxyModel::setFilterFixedString);
+    connect(list_, &QListView::clicked, this, [this](const QModelIndex& idx) {
+        editor_->setPlainText(idx.data(Qt::UserRole + 2).toString());
+        chat_->setChecked(idx.data(Qt::UserRole + 3).toBool());
+    });
+    auto* loadSet = new QPushButton(tr("Load prompt set..."), this);
+    connect(loadSet, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, tr("Prompt set"), {}, tr("JSON lines (*.jsonl *.json)"));
+        if (path.isEmpty()) return;
+        try {
+            loadPromptSet(path);
+        } catch (const std::exception& e) {
+            search_->setPlaceholderText(QString::fromStdString(e.what()));
+        }
+    });
+
+    run_ = new QPushButton(tr("Run"), this);
+    run_->setObjectName("runButton");
+    run_->setDefault(true);
+    run_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return));
+    run_->setToolTip(tr("Run the DFlash loop on this prompt (Ctrl+Enter)"));
+    cancel_ = new QPushButton(tr("Cancel"), this);
+    cancel_->setObjectName("cancelButton");
+    cancel_->setEnabled(false);
+    progress_ = new QProgressBar(this);
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(tr("%v / %m tokens"));
+
+    auto* settings = new QFormLayout;
+    settings->addRow(tr("Max new tokens"), maxNew_);
+    settings->addRow(tr("Temperature"), temperature_);
+    settings->addRow(tr("Seed"), seed_);
+    auto* toggles = new QHBoxLayout;
+    toggles->addWidget(chat_);
+    toggles->addWidget(thinking_);
+    toggles->addWidget(ignoreEos_);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(run_);
+    buttons->addWidget(cancel_);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(new QLabel(tr("Prompt set"), this));
+    auto* setRow = new QHBoxLayout;
+    setRow->addWidget(search_, 1);
+    setRow->addWidget(loadSet);
+    layout->addLayout(setRow);
+    layout->addWidget(list_);
+    layout->addWidget(editor_, 1);
+    layout->addLayout(toggles);
+    layout->addLayout(settings);
+    layout->addLayout(buttons);
+    layout->addWidget(progress_);
+
+    connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(request()); });
+    connect(cancel_, &QPushButton::clicked, this, &PromptPanel::cancelRequested);
+}
+
+AnalysisRequest PromptPanel::request() const {
+    AnalysisRequest r;
+    r.prompt.kind = PromptSpec::Kind::Text;
+    r.prompt.text = editor_->toPlainText().toStdString();
+    r.prompt.chat = chat_->isChecked();
+    r.prompt.thinking = thinking_->isChecked();
+    r.settings.maxNewTokens = maxNew_->value();
+    r.settings.ignoreEos = ignoreEos_->isChecked();
+    r.settings.temperature = temperature_->value();
+    r.settings.seed = static_cast<std::uint64_t>(seed_->value());
+    return r;
+}
+
+void PromptPanel::setPromptText(const QString& text) { editor_->setPlainText(text); }
+QString PromptPanel::promptText() const { return editor_->toPlainText(); }
+void PromptPanel::setMaxNewTokens(int n) { maxNew_->setValue(n); }
+
+void PromptPanel::setPromptSet(const QVector<PromptEntry>& prompts) {
+    setModel_->clear();
+    for (const auto& p : prompts) {
+        QString firstLine = p.text.section('\n', 0, 0).trimmed();
+        if (firstLine.size() > 60) firstLine = firstLine.left(57) + "...";
+        auto* item = new QStandardItem(QStringLiteral("%1  %2").arg(p.id, firstLine));
+        item->setData(p.id + " " + p.text, Qt::UserRole + 1);
+        item->setData(p.text, Qt::UserRole + 2);
+        item->setData(p.chat, Qt::UserRole + 3);
+        item->setToolTip(p.text.left(500));
+        setModel_->appendRow(item);
+    }
+}
+
+void PromptPanel::loadPromptSet(const QString& path) { setPromptSet(draftscope::loadPromptSet(path)); }
+
+void PromptPanel::setBusy(bool busy) {
+    run_->setText(busy ? tr("Run (replaces queued)") : tr("Run"));
+    cancel_->setEnabled(busy);
+    if (!busy) progress_->setValue(progress_->maximum());
+}
+
+void PromptPanel::setProgress(qint64 done, qint64 total) {
+    progress_->setRange(0, static_cast<int>(std::max<qint64>(total, 1)));
+    progress_->setValue(static_cast<int>(done));
+}
+
+}  // namespace draftscope

@@ -1,0 +1,193 @@
+// The controller and the main window on the real demo pair: the event loop keeps running
+// during a run, cancel and superseding work, a bad checkpoint is reported without taking
+// the window down, every view is populated, and `draftscope --export-figures` writes
+// every figure.
+
+#include "acceptance_plots.h"
+#include "attention_view.h"
+#include "block_agreement_view.h"
+#include "gui/analysis_controller.h"
+#include "gui/main_window.h"
+#include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
+#include "hidden_stats_view.h"
+#include "output_strip_view.h"
+#include "step_selection.h"
+#include "test_support.h"
+
+#include <QElapsedTimer>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTimer>
+#include <QtTest>
+
+using namespace draftscope;
+using namespace testsupport;
+
+namespace {
+ModelRequest demoModels() {
+    ModelRequest r;
+    r.targetDir = QString::fromStdString(demoTarget());
+    r.drafterDir = QString::fromStdString(demoDrafter());
+    return r;
+}
+
+AnalysisRequest demoRequest(int maxNew) {
+    AnalysisRequest r;
+    r.prompt.kind = PromptSpec::Kind::Ids;
+    r.prompt.ids = promptIds(0);
+    r.settings.maxNewTokens = maxNew;
+    r.settings.ignoreEos = true;
+    return r;
+}
+}  // namespace
+
+class TestGui : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName("draftscope-tests");
+        QCoreApplication::setApplicationName("tst_gui");
+    }
+
+    void eventLoopKeepsRunningDuringARun() {
+        AnalysisController c;
+        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+        c.loadModels(demoModels());
+        QVERIFY(loaded.wait(60000));
+        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+        QSignalSpy progress(&c, &AnalysisController::progress);
+        int ticks = 0;
+        QTimer timer;
+        connect(&timer, &QTimer::timeout, [&] { ++ticks; });
+        timer.start(10);
+        QElapsedTimer clock;
+        clock.start();
+        c.analyse(demoRequest(96));
+        QVERIFY(finished.wait(120000));
+        const qint64 ms = clock.elapsed();
+        timer.stop();
+        // The GUI thread served its timer throughout: at least a third of the ideal tick count.
+        qInfo("run took %lld ms; %d timer ticks (ideal %lld); %lld progress signals", ms, ticks, ms / 10,
+              static_cast<long long>(progress.count()));
+        QVERIFY2(ticks >= ms / 30, qPrintable(QString("%1 ticks in %2 ms").arg(ticks).arg(ms)));
+        QVERIFY(progress.count() >= 10);
+        const auto bundle = finished.first().first().value<RunBundlePtr>();
+        QCOMPARE(bundle->run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-good.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QCOMPARE(bundle->pieces.size(), bundle->run.outputIds.size());
+        QCOMPARE(bundle->hiddenStats.series.size(), std::size_t(4));  // 3 tapped layers + drafter context
+    }
+
+    void cancelStopsARun() {
+        AnalysisController c;
+        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+        c.loadModels(demoModels());
+        QVERIFY(loaded.wait(60000));
+        QSignalSpy cancelled(&c, &AnalysisController::cancelled);
+        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+        QSignalSpy progress(&c, &AnalysisController::progress);
+        c.analyse(demoRequest(3000));
+        QVERIFY(progress.wait(60000));
+        c.cancel();
+        QVERIFY(cancelled.wait(60000));
+        QCOMPARE(finished.count(), 0);
+        QTRY_VERIFY(!c.isBusy());
+    }
+
+    void newerRequestSupersedesPending() {
+        AnalysisController c;
+        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+        c.loadModels(demoModels());
+        QVERIFY(loaded.wait(60000));
+        QSignalSpy started(&c, &AnalysisController::analysisStarted);
+        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+        const auto first = c.analyse(demoRequest(40));
+        QVERIFY(started.wait(30000));  // the first is running now
+        const auto second = c.analyse(demoRequest(8));
+        const auto third = c.analyse(demoRequest(16));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 2, 120000);
+        QTest::qWait(300);
+        QCOMPARE(finished.count(), 2);
+        const auto a = finished.at(0).first().value<RunBundlePtr>();
+        const auto b = finished.at(1).first().value<RunBundlePtr>();
+        QCOMPARE(a->requestId, first);
+        QCOMPARE(b->requestId, third);
+        QVERIFY(second != third);
+        QCOMPARE(static_cast<int>(b->run.outputIds.size() - b->run.promptIds.size()), 16);
+    }
+
+    void badCheckpointIsReportedNotFatal() {
+        MainWindow w(/*showErrorDialogs=*/false);
+        QSignalSpy failed(w.controller(), &AnalysisController::failed);
+        ModelRequest r = demoModels();
+        r.drafterDir = QString::fromStdString(dataPath("models/qwen3_5-tiny-causallm"));  // not a drafter
+        w.loadModels(r);
+        QVERIFY(failed.wait(60000));
+        QCOMPARE(failed.first().at(0).toString(), QString("load"));
+        QVERIFY(failed.first().at(1).toString().contains("not a DFlash drafter"));
+        QVERIFY(w.logText().contains("not a DFlash drafter"));
+        // The window still works: load the real pair and run.
+        QString err;
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["1"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(24);
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+    }
+
+    void everyViewIsPopulated() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(96);
+        QString err;
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        const auto& run = w.lastResult()->run;
+        // The text prompt tokenizes to the golden ids, so the run equals the golden run.
+        QCOMPARE(run.promptIds, promptIds(0));
+        QCOMPARE(run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-good.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(run.steps.size()));
+        QCOMPARE(w.outputStripView()->model()->rowCount(), static_cast<int>(run.outputIds.size()));
+        QCOMPARE(w.selection()->step(), 0);
+        // Selecting another step requests that step's drafter attention.
+        QSignalSpy attn(w.controller(), &AnalysisController::attentionReady);
+        w.selection()->select(5, 2);
+        QVERIFY(attn.wait(30000));
+        const auto a = attn.first().first().value<DrafterAttention>();
+        QCOMPARE(a.step, 5);
+        QCOMPARE(a.numKeys, run.steps[5].start + run.blockSize);
+    }
+
+    void exportFiguresCommandLine() {
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(DRAFTSCOPE_GUI, {"--demo", "--max-new", "32", "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(180000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(p.exitCode() == 0, qPrintable(err));
+        const QStringList figures = {"block_agreement", "output_strip", "acceptance_rate", "acceptance_histogram",
+                                     "mask", "drafter_attention", "hidden_stats", "hidden_stats_histogram"};
+        for (const auto& f : figures)
+            for (const auto& ext : {"png", "svg", "pdf"}) {
+                const QString path = dir.filePath(f + "." + ext);
+                QVERIFY2(QFileInfo(path).size() > 200, qPrintable(path + " missing or empty; stderr: " + err));
+            }
+        for (const auto& t : {"block_agreement", "output_strip", "acceptance", "mask", "drafter_attention", "hidden_stats"})
+            for (const auto& ext : {"csv", "json"}) QVERIFY2(QFileInfo(dir.filePath(QString(t) + "." + ext)).size() > 10, t);
+        // Bad arguments fail cleanly.
+        p.start(DRAFTSCOPE_GUI, {"--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        p.start(DRAFTSCOPE_GUI, {"--target", "/nonexistent", "--drafter", "/nonexistent", "--prompt", "x",
+                                 "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("not found"));
+    }
+};
+
+QTEST_MAIN(TestGui)
+#include "tst_gui.moc"

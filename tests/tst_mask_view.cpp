@@ -1,0 +1,320 @@
+// MaskView and AttentionView: drawn cells match the inputs, tick labels, diff counts,
+// error reporting and export. Run with QT_QPA_PLATFORM=offscreen.
+
+#include "attention_view.h"
+#include "mask_view.h"
+
+#include "draftscope/masks.h"
+
+#include <qcustomplot.h>
+
+#include <QAbstractItemModel>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace draftscope;
+
+namespace {
+
+QByteArray readAll(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) return {};
+    return f.readAll();
+}
+
+/// Checks that every exported file exists and starts like its format.
+void checkExports(const QStringList& written, const QString& dir, const QString& base) {
+    QCOMPARE(written.size(), 5);
+    const QByteArray png = readAll(dir + "/" + base + ".png");
+    QVERIFY(png.startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8)));
+    const QByteArray svg = readAll(dir + "/" + base + ".svg");
+    QVERIFY(svg.contains("<svg"));
+    const QByteArray pdf = readAll(dir + "/" + base + ".pdf");
+    QVERIFY(pdf.startsWith("%PDF"));
+    QVERIFY(!readAll(dir + "/" + base + ".csv").isEmpty());
+    QVERIFY(readAll(dir + "/" + base + ".json").trimmed().startsWith("["));
+}
+
+QString tickAt(QCPAxis* axis, double pos) {
+    auto t = qSharedPointerDynamicCast<QCPAxisTickerText>(axis->ticker());
+    return t ? t->ticks().value(pos) : QString();
+}
+
+DrafterAttention makeAttention() {
+    DrafterAttention a;
+    a.step = 7;
+    a.numLayers = 2;
+    a.numHeads = 2;
+    a.numQueries = 3;
+    a.numKeys = 5;
+    a.queryPositions = {2, 3, 4};
+    a.keyPositions = {0, 1, 2, 3, 4};
+    a.keyTokens = {11, 12, 13, 99, 99};
+    for (int l = 0; l < 2; ++l)
+        for (int h = 0; h < 2; ++h)
+            for (int q = 0; q < 3; ++q)
+                for (int k = 0; k < 5; ++k) a.weights.push_back(float(l * 1000 + h * 100 + q * 10 + k) / 10000.0f);
+    return a;
+}
+
+}  // namespace
+
+class TestMaskView : public QObject {
+    Q_OBJECT
+
+    /// Colour-map cells must equal the view's shown values, which must follow the matrix.
+    static void checkCells(MaskView& v, const MaskMatrix& m) {
+        auto* d = v.colorMap()->data();
+        QCOMPARE(d->keySize(), int(m.cols));
+        QCOMPARE(d->valueSize(), int(m.rows));
+        for (std::int64_t r = 0; r < m.rows; ++r)
+            for (std::int64_t c = 0; c < m.cols; ++c)
+                QCOMPARE(d->cell(int(c), int(r)), m.at(r, c) ? 1.0 : 0.0);
+    }
+
+private slots:
+    void trainingCellsMatchMatrix() {
+        MaskView v;
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(6, 3, {1, 4});
+        const auto ref = trainingMask(6, 3, {1, 4}, MaskConventions{});
+        QCOMPARE(v.matrix().visible, ref.visible);
+        checkCells(v, ref);
+        QVERIFY(v.errorText().isEmpty());
+        QVERIFY(v.summaryText().contains("6 queries x 12 keys"));
+
+        MaskConventions causal;
+        causal.block = MaskConventions::Block::Causal;
+        v.setConventions(causal);
+        checkCells(v, trainingMask(6, 3, {1, 4}, causal));
+
+        // Table: "query" then one column per key, the same 0/1 values.
+        const QAbstractItemModel* t = v.tableModel();
+        QCOMPARE(t->rowCount(), 6);
+        QCOMPARE(t->columnCount(), 13);
+        QCOMPARE(t->headerData(0, Qt::Horizontal).toString(), QString("query"));
+        QCOMPARE(t->headerData(7, Qt::Horizontal).toString(), QString("b0+0"));
+        QCOMPARE(t->index(1, 0).data().toString(), QString("b0+1"));
+        QCOMPARE(t->index(0, 8).data().toInt(), 0);  // b0+0 -> b0+1 is masked when causal
+        QCOMPARE(t->index(1, 8).data().toInt(), 1);
+    }
+
+    void tickLabelsShowPositions() {
+        MaskView v;
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(6, 3, {1, 4});
+        QCOMPARE(v.keyTickLabels().size(), 12);
+        QCOMPARE(v.keyTickLabels()[5], QString("5"));
+        QCOMPARE(v.keyTickLabels()[6], QString("b0+0 @1"));
+        QCOMPARE(v.queryTickLabels()[3], QString("b1+0 @4"));
+        QCOMPARE(tickAt(v.plot()->xAxis, 6), QString("b0+0 @1"));
+        QCOMPARE(tickAt(v.plot()->yAxis, 5), QString("b1+2 @6"));
+        // The off-by-one convention shows in the labels.
+        MaskConventions off;
+        off.positionOffset = 1;
+        v.setConventions(off);
+        QCOMPARE(tickAt(v.plot()->xAxis, 6), QString("b0+0 @2"));
+        QCOMPARE(tickAt(v.plot()->yAxis, 3), QString("b1+0 @5"));
+        checkCells(v, trainingMask(6, 3, {1, 4}, MaskConventions{}));
+    }
+
+    void manyColumnsAreThinned() {
+        MaskView v;
+        v.resize(900, 700);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.setInferenceContext(400, 16, {});
+        const int labels = v.keyTickLabels().size();
+        QCOMPARE(labels, 416);
+        auto t = qSharedPointerDynamicCast<QCPAxisTickerText>(v.plot()->xAxis->ticker());
+        QVERIFY(t->ticks().size() < 100);
+        QVERIFY(t->ticks().size() >= 10);
+        QCOMPARE(t->ticks().value(0), QString("0"));
+    }
+
+    void inferenceWithPieces() {
+        MaskView v;
+        QVERIFY(v.matrix().rows == 0);  // no step yet
+        v.setInferenceContext(3, 2, {"The", " cat", "\nsat", "!"});
+        QCOMPARE(v.matrix().rows, std::int64_t(2));
+        QCOMPARE(v.matrix().cols, std::int64_t(5));
+        checkCells(v, inferenceMask(3, 2, MaskConventions{}));
+        QCOMPARE(v.keyTickLabels(),
+                 (QStringList{"0 'The'", "1 ' cat'", "2 '\\nsat'", "b+0 @3 '!'", "b+1 @4 [M]"}));
+        QCOMPARE(v.queryTickLabels(), (QStringList{"b+0 @3 '!'", "b+1 @4 [M]"}));
+
+        MaskConventions inc;
+        inc.context = MaskConventions::Context::Inclusive;
+        v.setConventions(inc);
+        QCOMPARE(v.matrix().cols, std::int64_t(6));
+        QCOMPARE(v.keyTickLabels()[3], QString("3 anchor feat '!'"));
+        checkCells(v, inferenceMask(3, 2, inc));
+
+        v.clearInferenceContext();
+        QCOMPARE(v.matrix().rows, std::int64_t(0));
+        QCOMPARE(v.colorMap()->data()->keySize(), 0);
+    }
+
+    void diffModeCountsAndColours() {
+        MaskView v;
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(6, 3, {1, 4});
+        MaskConventions inc;
+        inc.context = MaskConventions::Context::Inclusive;
+        v.setDiffConventions(inc);
+        v.setDiffEnabled(true);
+        QCOMPARE(v.diffCounts().onlyA, std::int64_t(0));
+        QCOMPARE(v.diffCounts().onlyB, std::int64_t(6));
+        auto* summary = v.findChild<QLabel*>("summaryLabel");
+        QVERIFY(summary);
+        QVERIFY2(summary->text().contains("6 cells differ"), qPrintable(summary->text()));
+        QVERIFY(summary->text().contains("0 visible only in A"));
+        QVERIFY(summary->text().contains("6 visible only in B"));
+        // Cells: 3 = only B (the anchor columns), 1 = both, 0 = neither.
+        auto* d = v.colorMap()->data();
+        QCOMPARE(d->cell(1, 0), 3.0);
+        QCOMPARE(d->cell(4, 4), 3.0);
+        QCOMPARE(d->cell(0, 0), 1.0);
+        QCOMPARE(d->cell(2, 0), 0.0);
+        QCOMPARE(d->cell(9, 0), 0.0);
+        QCOMPARE(v.colorMap()->dataRange().upper, 3.0);
+
+        // A causal vs B reference: red cells (2 = only A sees) never occur; blue ones do.
+        MaskConventions causal;
+        causal.block = MaskConventions::Block::Causal;
+        v.setConventions(causal);
+        v.setDiffConventions(MaskConventions{});
+        QCOMPARE(v.diffCounts().onlyA, std::int64_t(0));
+        QCOMPARE(v.diffCounts().onlyB, std::int64_t(6));
+        QCOMPARE(d->cell(7, 0), 3.0);
+
+        // Offset only: no cell differs but the position mismatch is reported.
+        MaskConventions off;
+        off.positionOffset = 1;
+        v.setConventions(off);
+        QCOMPARE(v.diffCounts().total(), std::int64_t(0));
+        QVERIFY2(v.summaryText().contains("position ids differ in 12"), qPrintable(v.summaryText()));
+        QCOMPARE(tickAt(v.plot()->xAxis, 6), QString("b0+0 @2 (B @1)"));
+        QCOMPARE(tickAt(v.plot()->xAxis, 5), QString("5"));
+
+        // Inference diff strict vs inclusive: both get the anchor-feature column.
+        v.setMode(MaskView::Mode::Inference);
+        v.setConventions(MaskConventions{});
+        v.setDiffConventions(inc);
+        v.setInferenceContext(4, 3, {});
+        QVERIFY(v.errorText().isEmpty());
+        QCOMPARE(v.matrix().cols, std::int64_t(8));
+        QCOMPARE(v.diffCounts().onlyB, std::int64_t(3));
+        QCOMPARE(v.colorMap()->data()->cell(4, 2), 3.0);
+        QCOMPARE(v.colorMap()->data()->cell(3, 2), 1.0);
+    }
+
+    void invalidAnchorsShowError() {
+        MaskView v;
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(6, 3, {1, 4});
+        auto* edit = v.findChild<QLineEdit*>("anchorsEdit");
+        auto* label = v.findChild<QLabel*>("errorLabel");
+        QVERIFY(edit && label);
+        edit->setText("1, 9");
+        QVERIFY2(v.errorText().contains("anchor 9"), qPrintable(v.errorText()));
+        QVERIFY(label->isVisibleTo(&v));
+        QCOMPARE(label->text(), v.errorText());
+        QCOMPARE(v.matrix().rows, std::int64_t(0));
+        QCOMPARE(v.colorMap()->data()->keySize(), 0);
+        edit->clear();
+        QTest::keyClicks(edit, "2, zz");
+        QVERIFY2(v.errorText().contains("'zz'"), qPrintable(v.errorText()));
+        edit->setText("2,5");
+        QVERIFY(v.errorText().isEmpty());
+        QVERIFY(!label->isVisibleTo(&v));
+        QCOMPARE(v.matrix().rows, std::int64_t(6));
+        // Exporting an errored view does not crash either.
+        edit->setText("-3");
+        QTemporaryDir tmp;
+        QString err;
+        v.exportAll(tmp.path(), &err);
+    }
+
+    void maskExport() {
+        MaskView v;
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(6, 3, {1, 4});
+        QCOMPARE(v.exportName(), QString("mask"));
+        QTemporaryDir tmp;
+        QString err;
+        const QStringList written = v.exportAll(tmp.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        checkExports(written, tmp.path(), "mask");
+        const QList<QByteArray> lines = readAll(tmp.path() + "/mask.csv").split('\n');
+        QVERIFY(lines[0].startsWith("query,ctx 0,ctx 1"));
+        QCOMPARE(lines[1].trimmed(), QByteArray("b0+0,1,0,0,0,0,0,1,1,1,0,0,0"));
+        QCOMPARE(lines[4].trimmed(), QByteArray("b1+0,1,1,1,1,0,0,0,0,0,1,1,1"));
+    }
+
+    void attentionCells() {
+        AttentionView v;
+        QVERIFY(!v.hasAttention());
+        QCOMPARE(v.exportName(), QString("drafter_attention"));
+        const auto a = makeAttention();
+        v.setAttention(a, {"A", "B", "C", "D", "[M]"});
+        QVERIFY(v.hasAttention());
+        v.setLayer(1);
+        v.setHead(0);
+        auto* d = v.colorMap()->data();
+        QCOMPARE(d->keySize(), 5);
+        QCOMPARE(d->valueSize(), 3);
+        for (int q = 0; q < 3; ++q)
+            for (int k = 0; k < 5; ++k) QCOMPARE(float(d->cell(k, q)), a.at(1, 0, q, k));
+        v.setHead(1);
+        QCOMPARE(float(d->cell(4, 2)), a.at(1, 1, 2, 4));
+        v.setAverageHeads(true);
+        for (int q = 0; q < 3; ++q)
+            for (int k = 0; k < 5; ++k)
+                QVERIFY(qAbs(d->cell(k, q) - double(1000 + 50 + q * 10 + k) / 10000.0) < 1e-6);
+        v.setAverageHeads(false);
+        v.setLayer(0);
+        QCOMPARE(float(d->cell(2, 1)), a.at(0, 1, 1, 2));
+        // Data range is 0..max of the shown matrix.
+        QVERIFY(qAbs(v.colorMap()->dataRange().upper - double(a.at(0, 1, 2, 4))) < 1e-6);
+
+        QCOMPARE(v.keyTickLabels(), (QStringList{"0 'A'", "1 'B'", "b+0 @2 'C'", "b+1 @3 'D'", "b+2 @4 '[M]'"}));
+        QCOMPARE(v.queryTickLabels(), (QStringList{"b+0 @2 'C'", "b+1 @3 'D'", "b+2 @4 '[M]'"}));
+        QCOMPARE(tickAt(v.plot()->yAxis, 1), QString("b+1 @3 'D'"));
+
+        // Layer kept when the next step has the same shape; clear empties the plot.
+        v.setAttention(a, {});
+        QCOMPARE(v.layer(), 0);
+        QCOMPARE(v.keyTickLabels()[0], QString("0"));
+        v.clear();
+        QVERIFY(!v.hasAttention());
+        QCOMPARE(v.colorMap()->data()->keySize(), 0);
+    }
+
+    void attentionBadInputAndExport() {
+        AttentionView v;
+        auto bad = makeAttention();
+        bad.weights.pop_back();
+        v.setAttention(bad, {});
+        QVERIFY2(v.errorText().contains("expected 60 weights"), qPrintable(v.errorText()));
+        QVERIFY(v.findChild<QLabel*>("errorLabel")->isVisibleTo(&v));
+        QCOMPARE(v.colorMap()->data()->keySize(), 0);
+
+        v.setAttention(makeAttention(), {});
+        QVERIFY(v.errorText().isEmpty());
+        QTemporaryDir tmp;
+        QString err;
+        const QStringList written = v.exportAll(tmp.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        checkExports(written, tmp.path(), "drafter_attention");
+        const QList<QByteArray> lines = readAll(tmp.path() + "/drafter_attention.csv").split('\n');
+        QCOMPARE(lines[0].trimmed(), QByteArray("query,key 0,key 1,key 2,key 3,key 4"));
+        QVERIFY(lines[1].startsWith("b+0 @2,0,"));
+    }
+};
+
+QTEST_MAIN(TestMaskView)
+#include "tst_mask_view.moc"

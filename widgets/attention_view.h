@@ -1,0 +1,106 @@
+#pragma once
+// Heatmap of the DFlash drafter's attention weights of one verify step (one layer, one head
+// or the mean over heads). Queries are the block rows, keys the context then the block.
+
+#include "exportable_view.h"
+
+#include "draftscope/run_types.h"
+
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <vector>
+
+class QAbstractItemModel;
+class QCheckBox;
+class QCPAbstractItem;
+class QCPAxis;
+class QCPColorMap;
+class QCPColorScale;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QSpinBox;
+
+namespace draftscope {
+
+/// Shows DrafterAttention weights [layers, heads, queries, keys] for a chosen layer and head
+/// (or averaged over heads) as a QCPColorMap with a colour scale (white = 0, dark = high).
+/// Colour-map cell (column k, row q) = weight of query q on key k; rows top to bottom.
+/// Query ticks: "b+q @pos 'piece'"; key ticks: "pos 'piece'" (block keys prefixed "b+k").
+/// The exported table: column "query" (query tick label), then one column per key, headed
+/// "key <pos>" (positions are unique within a step).
+///
+/// Malformed input (weights size != L*H*Q*K, position vectors of the wrong length) is
+/// reported in an error label (errorText()) and nothing is drawn; it never throws.
+class AttentionView : public QWidget, public draftscope::ExportableView {
+    Q_OBJECT
+public:
+    explicit AttentionView(QWidget* parent = nullptr);
+    ~AttentionView() override;
+
+    /// Shows `attention`. `tokenPieces[k]` is the piece of key k (size numKeys, or empty for
+    /// no pieces); a query's piece is that of its own block key (the last numQueries keys).
+    /// Keeps the chosen layer/head when still in range.
+    void setAttention(const draftscope::DrafterAttention& attention, const std::vector<QString>& tokenPieces);
+    /// Shows nothing ("no attention recorded").
+    void clear();
+    bool hasAttention() const { return attn_.numLayers > 0 && error_.isEmpty(); }
+
+    void setLayer(int layer);
+    int layer() const;
+    void setHead(int head);
+    int head() const;
+    /// Shows the mean over heads of the chosen layer instead of one head.
+    void setAverageHeads(bool on);
+    bool averageHeads() const;
+    /// Fixes the colour range to [0, 1] instead of [0, max of the shown matrix].
+    void setFixedRange(bool on);
+
+    /// The shown matrix, [numQueries * numKeys] row-major (empty when nothing is shown).
+    const std::vector<float>& shownWeights() const { return shown_; }
+    QCustomPlot* plot() const { return plot_; }
+    QCPColorMap* colorMap() const { return map_; }
+    QCPColorScale* colorScale() const { return scale_; }
+    const QAbstractItemModel* tableModel() const;
+    const QStringList& keyTickLabels() const { return xLabels_; }
+    const QStringList& queryTickLabels() const { return yLabels_; }
+    QString errorText() const { return error_; }
+
+    QString exportName() const override { return QStringLiteral("drafter_attention"); }
+    QStringList exportAll(const QString& dir, QString* error) override;
+
+private:
+    void buildUi();
+    void validate();
+    void recompute();
+    void draw();
+    void updateTicks(QCPAxis* axis, const QStringList& labels);
+    void updateHover(double x, double y);
+    QSize exportSize() const;
+
+    draftscope::DrafterAttention attn_;
+    std::vector<QString> pieces_;
+    std::vector<float> shown_;
+    QStringList xLabels_, yLabels_;
+    QString error_;
+    bool updating_ = false;
+
+    QSpinBox* layerSpin_ = nullptr;
+    QSpinBox* headSpin_ = nullptr;
+    QCheckBox* averageCheck_ = nullptr;
+    QCheckBox* fixedCheck_ = nullptr;
+    QLabel* infoLabel_ = nullptr;
+    QLabel* errorLabel_ = nullptr;
+    QLabel* hoverLabel_ = nullptr;
+    QCustomPlot* plot_ = nullptr;
+    QCPColorMap* map_ = nullptr;
+    QCPColorScale* scale_ = nullptr;
+    QCPTextElement* title_ = nullptr;
+    std::vector<QCPAbstractItem*> separators_;
+    class TableModel;
+    TableModel* table_ = nullptr;
+};
+
+}  // namespace draftscope

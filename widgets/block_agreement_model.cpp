@@ -1,0 +1,121 @@
+#include "block_agreement_model.h"
+
+#include <QColor>
+#include <QFont>
+
+namespace draftscope {
+
+namespace {
+QString visible(QString s) {
+    s.replace('\n', QStringLiteral("\u21b5"));  // ↵
+    s.replace('\t', QStringLiteral("\u21e5"));  // ⇥
+    s.replace(' ', QStringLiteral("\u00b7"));   // ·
+    return s;
+}
+}  // namespace
+
+BlockAgreementModel::BlockAgreementModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void BlockAgreementModel::setRun(const RunResult& run, std::function<QString(std::int64_t)> pieces) {
+    beginResetModel();
+    run_ = run;
+    pieces_ = std::move(pieces);
+    endResetModel();
+}
+
+void BlockAgreementModel::clear() {
+    beginResetModel();
+    run_ = RunResult{};
+    endResetModel();
+}
+
+int BlockAgreementModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(run_.steps.size());
+}
+
+int BlockAgreementModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() || run_.steps.empty() ? 0 : static_cast<int>(run_.blockSize);
+}
+
+CellStatus BlockAgreementModel::statusOf(const VerifyStep& s, int j) {
+    if (j == 0) return CellStatus::Anchor;
+    if (j <= s.acceptedCount) return CellStatus::Accepted;
+    if (j == s.acceptedCount + 1) return CellStatus::Rejected;
+    return CellStatus::AfterCut;
+}
+
+QColor BlockAgreementModel::colorOf(CellStatus st) {
+    switch (st) {
+        case CellStatus::Anchor: return QColor(0xd6, 0xe4, 0xf5);
+        case CellStatus::Accepted: return QColor(0xb7, 0xe4, 0xb0);
+        case CellStatus::Rejected: return QColor(0xf4, 0xa6, 0xa0);
+        case CellStatus::AfterCut: return QColor(0xee, 0xee, 0xee);
+    }
+    return Qt::white;
+}
+
+QString BlockAgreementModel::piece(std::int64_t id) const {
+    return pieces_ ? pieces_(id) : QStringLiteral("#%1").arg(id);
+}
+
+QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
+    const auto& s = run_.steps[static_cast<std::size_t>(index.row())];
+    const int j = index.column();
+    const auto st = statusOf(s, j);
+    const std::int64_t token = j == 0 ? s.anchor : s.drafted[static_cast<std::size_t>(j - 1)];
+    const std::size_t k = static_cast<std::size_t>(j - 1);
+    switch (role) {
+        case Qt::DisplayRole: return visible(piece(token));
+        case Qt::BackgroundRole: return colorOf(st);
+        case Qt::ForegroundRole: return st == CellStatus::AfterCut ? QColor(0x80, 0x80, 0x80) : QColor(Qt::black);
+        case StatusRole: return static_cast<int>(st);
+        case DraftTokenRole: return static_cast<qint64>(token);
+        case TargetTokenRole: return j == 0 ? qint64(-1) : static_cast<qint64>(s.targetTokens[k]);
+        case DraftProbRole: return j == 0 ? QVariant() : QVariant(s.draftProb[k]);
+        case TargetProbRole: return j == 0 ? QVariant() : QVariant(s.targetProbOfDraft[k]);
+        case TargetRankRole: return j == 0 ? QVariant() : QVariant(s.targetRankInDraft[k]);
+        case AbsolutePositionRole: return static_cast<qint64>(s.start + j);
+        case Qt::ToolTipRole: {
+            if (j == 0)
+                return tr("Step %1, block position 0 (absolute %2): anchor '%3' (id %4)\n"
+                          "The anchor is the target's token committed by the previous step (the bonus token).")
+                    .arg(index.row() + 1).arg(s.start).arg(piece(token)).arg(token);
+            const char* what = st == CellStatus::Accepted ? "accepted"
+                               : st == CellStatus::Rejected ? "rejected (first mismatch)"
+                                                            : "after the cut (not committed)";
+            const int rank = s.targetRankInDraft[k];
+            return tr("Step %1, block position %2 (absolute %3): %4\n"
+                      "drafted '%5' (id %6), drafter probability %7\n"
+                      "target token '%8' (id %9), target probability of the drafted token %10,\n"
+                      "of its own token %11\n"
+                      "target token's rank in the draft top-%12: %13")
+                .arg(index.row() + 1).arg(j).arg(s.start + j).arg(what)
+                .arg(piece(token)).arg(token).arg(s.draftProb[k], 0, 'f', 4)
+                .arg(piece(s.targetTokens[k])).arg(s.targetTokens[k]).arg(s.targetProbOfDraft[k], 0, 'f', 4)
+                .arg(s.targetProbOfTarget[k], 0, 'f', 4)
+                .arg(s.draftTopIds.empty() ? 0 : static_cast<int>(s.draftTopIds[k].size()))
+                .arg(rank < 0 ? tr("not in the top-k") : QString::number(rank));
+        }
+        default: return {};
+    }
+}
+
+QVariant BlockAgreementModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Horizontal) {
+        if (role == Qt::DisplayRole) return section == 0 ? tr("anchor") : QString::number(section);
+        if (role == Qt::ToolTipRole)
+            return section == 0 ? tr("Block position 0: the anchor") : tr("Block position %1: drafted token %1").arg(section);
+        return {};
+    }
+    if (section < 0 || section >= rowCount()) return {};
+    const auto& s = run_.steps[static_cast<std::size_t>(section)];
+    if (role == Qt::DisplayRole) return tr("%1  @%2  len %3").arg(section + 1).arg(s.start).arg(s.acceptanceLength());
+    if (role == Qt::ToolTipRole)
+        return tr("Verify step %1 at absolute position %2: %3 of %4 drafted tokens accepted; acceptance length %5 "
+                  "(accepted + bonus token)")
+            .arg(section + 1).arg(s.start).arg(s.acceptedCount).arg(s.drafted.size()).arg(s.acceptanceLength());
+    return {};
+}
+
+}  // namespace draftscope

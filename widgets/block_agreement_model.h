@@ -1,0 +1,58 @@
+#pragma once
+// Table model of the block agreement grid: rows = verify steps, columns = block positions
+// 0..B-1 (0 = anchor, 1..B-1 = drafted tokens).
+
+#include "draftscope/run_types.h"
+
+#include <QAbstractTableModel>
+#include <QString>
+
+#include <functional>
+#include <vector>
+
+namespace draftscope {
+
+/// Status of one cell of the grid.
+enum class CellStatus {
+    Anchor,    ///< position 0: the committed anchor (the previous step's bonus token)
+    Accepted,  ///< drafted token equal to the target's, inside the accepted prefix
+    Rejected,  ///< the first drafted token that differs from the target's
+    AfterCut,  ///< drafted after the first rejection: never verified against a committed prefix
+};
+
+class BlockAgreementModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    /// Custom data roles (besides Display, ToolTip, Background, Foreground).
+    enum Role {
+        StatusRole = Qt::UserRole + 1,  ///< int(CellStatus)
+        DraftTokenRole,                 ///< qint64 token id in the cell
+        TargetTokenRole,                ///< qint64 target token at that position (-1 for the anchor)
+        DraftProbRole,                  ///< float, drafter's probability of its token
+        TargetProbRole,                 ///< float, target's probability of the drafted token
+        TargetRankRole,                 ///< int, rank of the target's token in the draft top-k, -1 if absent
+        AbsolutePositionRole,           ///< qint64 absolute sequence position
+    };
+
+    explicit BlockAgreementModel(QObject* parent = nullptr);
+
+    /// Shows `run`. `pieces(tokenId)` gives a token's display text; if empty, ids are shown.
+    void setRun(const RunResult& run, std::function<QString(std::int64_t)> pieces = {});
+    void clear();
+    const RunResult& run() const { return run_; }
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    static CellStatus statusOf(const VerifyStep& step, int position);
+    static QColor colorOf(CellStatus status);
+
+private:
+    QString piece(std::int64_t id) const;
+    RunResult run_;
+    std::function<QString(std::int64_t)> pieces_;
+};
+
+}  // namespace draftscope

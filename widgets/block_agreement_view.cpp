@@ -1,0 +1,169 @@
+#include "block_agreement_view.h"
+
+#include "figure_export.h"
+#include "step_selection.h"
+
+#include <QDir>
+
+#include <algorithm>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QHeaderView>
+#include <QImage>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSvgGenerator>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace draftscope {
+
+namespace {
+constexpr int kCellW = 78, kCellH = 20, kHeaderW = 120, kHeaderH = 20, kLegendH = 24;
+}
+
+BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent)
+    : QWidget(parent), selection_(selection), model_(new BlockAgreementModel(this)), table_(new QTableView(this)),
+      summary_(new QLabel(this)) {
+    setObjectName("BlockAgreementView");
+    table_->setModel(model_);
+    table_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+    table_->horizontalHeader()->setDefaultSectionSize(kCellW);
+    table_->verticalHeader()->setDefaultSectionSize(kCellH);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setSelectionBehavior(QAbstractItemView::SelectItems);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setWordWrap(false);
+    summary_->setText(tr("Rows: verify steps. Columns: block positions (0 = anchor). "
+                         "Green accepted, red first rejection, grey drafted after the cut."));
+    summary_->setWordWrap(true);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(summary_);
+    layout->addWidget(table_);
+
+    connect(table_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            [this](const QModelIndex& cur) {
+                if (cur.isValid()) selection_->select(cur.row(), cur.column());
+            });
+    connect(selection_, &StepSelection::changed, this, &BlockAgreementView::onSelectionChanged);
+    connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+        const auto& r = model_->run();
+        if (r.steps.empty()) return;
+        summary_->setText(tr("%1 verify steps, tau %2 (mean acceptance length, bonus token included). "
+                             "Green accepted, red first rejection, grey drafted after the cut.")
+                              .arg(r.steps.size()).arg(r.tau, 0, 'f', 3));
+    });
+    installExportMenu(table_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, model_);
+}
+
+void BlockAgreementView::onSelectionChanged(int step, int position) {
+    if (step < 0 || step >= model_->rowCount()) return;
+    const auto idx = model_->index(step, std::clamp(position, 0, std::max(0, model_->columnCount() - 1)));
+    if (table_->currentIndex() != idx) table_->setCurrentIndex(idx);
+    table_->scrollTo(idx);
+}
+
+QSize BlockAgreementView::gridSize() const {
+    return QSize(kHeaderW + model_->columnCount() * kCellW, kLegendH + kHeaderH + model_->rowCount() * kCellH);
+}
+
+QSize BlockAgreementView::paintGrid(QPainter* p) const {
+    const QSize size = gridSize();
+    p->fillRect(QRect(QPoint(0, 0), size), Qt::white);
+    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    font.setPointSize(8);
+    p->setFont(font);
+    // Legend.
+    const std::pair<CellStatus, QString> legend[] = {{CellStatus::Anchor, tr("anchor")},
+                                                     {CellStatus::Accepted, tr("accepted")},
+                                                     {CellStatus::Rejected, tr("first rejection")},
+                                                     {CellStatus::AfterCut, tr("after the cut")}};
+    int x = 4;
+    for (const auto& [st, text] : legend) {
+        p->fillRect(QRect(x, 4, 14, 14), BlockAgreementModel::colorOf(st));
+        p->setPen(Qt::black);
+        p->drawRect(QRect(x, 4, 14, 14));
+        p->drawText(QRect(x + 18, 2, 120, 18), Qt::AlignVCenter | Qt::AlignLeft, text);
+        x += 130;
+    }
+    const int y0 = kLegendH;
+    for (int c = 0; c < model_->columnCount(); ++c)
+        p->drawText(QRect(kHeaderW + c * kCellW, y0, kCellW, kHeaderH), Qt::AlignCenter,
+                    model_->headerData(c, Qt::Horizontal).toString());
+    for (int r = 0; r < model_->rowCount(); ++r) {
+        const int y = y0 + kHeaderH + r * kCellH;
+        p->setPen(Qt::black);
+        p->drawText(QRect(2, y, kHeaderW - 4, kCellH), Qt::AlignVCenter | Qt::AlignLeft,
+                    model_->headerData(r, Qt::Vertical).toString());
+        for (int c = 0; c < model_->columnCount(); ++c) {
+            const auto idx = model_->index(r, c);
+            const QRect cell(kHeaderW + c * kCellW, y, kCellW, kCellH);
+            p->fillRect(cell, idx.data(Qt::BackgroundRole).value<QColor>());
+            p->setPen(QColor(0xbb, 0xbb, 0xbb));
+            p->drawRect(cell);
+            p->setPen(idx.data(Qt::ForegroundRole).value<QColor>());
+            p->drawText(cell.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                        p->fontMetrics().elidedText(idx.data().toString(), Qt::ElideRight, kCellW - 6));
+        }
+    }
+    return size;
+}
+
+bool BlockAgreementView::exportFigure(const QString& path, QString* error) const {
+    const QString fmt = QFileInfo(path).suffix().toLower();
+    const QSize size = gridSize();
+    bool ok = true;
+    if (fmt == "png") {
+        QImage img(size * 2, QImage::Format_ARGB32);
+        img.setDevicePixelRatio(2.0);
+        QPainter p(&img);
+        paintGrid(&p);
+        p.end();
+        ok = img.save(path, "PNG");
+    } else if (fmt == "svg") {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(size);
+        gen.setViewBox(QRect(QPoint(0, 0), size));
+        QPainter p;
+        ok = p.begin(&gen);
+        if (ok) paintGrid(&p);
+    } else if (fmt == "pdf") {
+        QPdfWriter pdf(path);
+        pdf.setCreator("draftscope");
+        pdf.setResolution(72);
+        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        QPainter p;
+        ok = p.begin(&pdf);
+        if (ok) paintGrid(&p);
+    } else {
+        if (error) *error = tr("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path);
+        return false;
+    }
+    if (!ok || QFileInfo(path).size() == 0) {
+        if (error) *error = tr("could not write '%1'").arg(path);
+        return false;
+    }
+    return true;
+}
+
+QStringList BlockAgreementView::exportAll(const QString& dir, QString* error) {
+    QStringList written;
+    for (const auto& fmt : figureFormats()) {
+        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
+        if (!exportFigure(path, error)) return written;
+        written << path;
+    }
+    for (const auto& fmt : tableFormats()) {
+        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
+        if (!exportTable(model_, path, error)) return written;
+        written << path;
+    }
+    return written;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,181 @@
+#include "figure_export.h"
+
+#include <qcustomplot.h>
+
+#include <QAbstractItemModel>
+#include <QAction>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QMessageBox>
+#include <QPainter>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QWidget>
+
+namespace draftscope {
+
+namespace {
+
+QString suffixOf(const QString& path) { return QFileInfo(path).suffix().toLower(); }
+
+bool fail(QString* error, const QString& message) {
+    if (error) *error = message;
+    return false;
+}
+
+bool checkWritten(const QString& path, QString* error) {
+    const QFileInfo fi(path);
+    if (!fi.exists() || fi.size() == 0) return fail(error, QStringLiteral("could not write '%1'").arg(path));
+    return true;
+}
+
+QString csvField(QString s) {
+    if (s.contains(',') || s.contains('"') || s.contains('\n') || s.contains('\r')) {
+        s.replace('"', "\"\"");
+        return '"' + s + '"';
+    }
+    return s;
+}
+
+}  // namespace
+
+QStringList figureFormats() { return {"png", "svg", "pdf"}; }
+QStringList tableFormats() { return {"csv", "json"}; }
+
+bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width, int height) {
+    const QString fmt = suffixOf(path);
+    bool ok = false;
+    if (fmt == "png") {
+        ok = plot->savePng(path, width, height, 2.0);
+    } else if (fmt == "pdf") {
+        ok = plot->savePdf(path, width, height, QCP::epNoCosmetic, "draftscope");
+    } else if (fmt == "svg") {
+        const int w = width > 0 ? width : plot->width();
+        const int h = height > 0 ? height : plot->height();
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(QSize(w, h));
+        gen.setViewBox(QRect(0, 0, w, h));
+        gen.setTitle(plot->objectName());
+        QCPPainter painter;
+        if (!painter.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        plot->toPainter(&painter, w, h);
+        painter.end();
+        ok = true;
+    } else {
+        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
+    }
+    if (!ok) return fail(error, QStringLiteral("could not write '%1'").arg(path));
+    return checkWritten(path, error);
+}
+
+bool exportWidget(QWidget* widget, const QString& path, QString* error) {
+    const QString fmt = suffixOf(path);
+    const QSize size = widget->size().isEmpty() ? widget->sizeHint() : widget->size();
+    if (fmt == "png") {
+        QImage image(size * 2, QImage::Format_ARGB32);
+        image.setDevicePixelRatio(2.0);
+        image.fill(Qt::white);
+        QPainter p(&image);
+        widget->render(&p);
+        p.end();
+        if (!image.save(path, "PNG")) return fail(error, QStringLiteral("could not write '%1'").arg(path));
+    } else if (fmt == "svg") {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(size);
+        gen.setViewBox(QRect(QPoint(0, 0), size));
+        QPainter p;
+        if (!p.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        widget->render(&p);
+        p.end();
+    } else if (fmt == "pdf") {
+        QPdfWriter pdf(path);
+        pdf.setCreator("draftscope");
+        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        pdf.setResolution(72);
+        QPainter p;
+        if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        widget->render(&p);
+        p.end();
+    } else {
+        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
+    }
+    return checkWritten(path, error);
+}
+
+bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error) {
+    const QString fmt = suffixOf(path);
+    const int rows = model->rowCount(), cols = model->columnCount();
+    QStringList headers;
+    for (int c = 0; c < cols; ++c) headers << model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString();
+    QByteArray bytes;
+    if (fmt == "csv") {
+        QStringList lines;
+        QStringList h;
+        for (const auto& s : headers) h << csvField(s);
+        lines << h.join(',');
+        for (int r = 0; r < rows; ++r) {
+            QStringList fields;
+            for (int c = 0; c < cols; ++c) fields << csvField(model->index(r, c).data(Qt::DisplayRole).toString());
+            lines << fields.join(',');
+        }
+        bytes = (lines.join("\r\n") + "\r\n").toUtf8();
+    } else if (fmt == "json") {
+        QJsonArray arr;
+        for (int r = 0; r < rows; ++r) {
+            QJsonObject o;
+            for (int c = 0; c < cols; ++c) o.insert(headers[c], QJsonValue::fromVariant(model->index(r, c).data(Qt::DisplayRole)));
+            arr.append(o);
+        }
+        bytes = QJsonDocument(arr).toJson(QJsonDocument::Indented);
+    } else {
+        return fail(error, QStringLiteral("unknown table format '%1' for '%2' (use csv or json)").arg(fmt, path));
+    }
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+        return fail(error, QStringLiteral("could not write '%1': %2").arg(path, f.errorString()));
+    return true;
+}
+
+void installExportMenu(QWidget* view, const QString& baseName,
+                       const std::function<bool(const QString&, QString*)>& render,
+                       const QAbstractItemModel* table) {
+    view->setContextMenuPolicy(Qt::ActionsContextMenu);
+    auto ask = [view, baseName](const QString& fmt) {
+        return QFileDialog::getSaveFileName(view, QObject::tr("Export %1").arg(baseName), baseName + "." + fmt,
+                                            QStringLiteral("%1 (*.%2)").arg(fmt.toUpper(), fmt));
+    };
+    auto report = [view](bool ok, const QString& err) {
+        if (!ok) QMessageBox::warning(view, QObject::tr("Export failed"), err);
+    };
+    for (const QString& fmt : figureFormats()) {
+        auto* a = new QAction(QObject::tr("Export as %1...").arg(fmt.toUpper()), view);
+        QObject::connect(a, &QAction::triggered, view, [=] {
+            const QString path = ask(fmt);
+            if (path.isEmpty()) return;
+            QString err;
+            report(render(path, &err), err);
+        });
+        view->addAction(a);
+    }
+    if (table) {
+        for (const QString& fmt : tableFormats()) {
+            auto* a = new QAction(QObject::tr("Export table as %1...").arg(fmt.toUpper()), view);
+            QObject::connect(a, &QAction::triggered, view, [=] {
+                const QString path = ask(fmt);
+                if (path.isEmpty()) return;
+                QString err;
+                report(exportTable(table, path, &err), err);
+            });
+            view->addAction(a);
+        }
+    }
+}
+
+}  // namespace draftscope

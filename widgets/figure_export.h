@@ -1,0 +1,39 @@
+#pragma once
+// Export of views and tables: every figure to PNG, SVG and PDF, every table to CSV and JSON.
+
+#include <QString>
+
+#include <functional>
+#include <QStringList>
+
+class QAbstractItemModel;
+class QCustomPlot;
+class QWidget;
+
+namespace draftscope {
+
+/// Formats a figure can be written in, by file suffix.
+QStringList figureFormats();  // {"png", "svg", "pdf"}
+/// Formats a table can be written in, by file suffix.
+QStringList tableFormats();   // {"csv", "json"}
+
+/// Writes `plot` to `path`; the format follows the suffix (png, svg or pdf). SVG and PDF are
+/// vector output. width/height 0 keep the on-screen size. Returns false and sets *error
+/// (naming the path) on failure or an unknown suffix.
+bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0);
+
+/// Renders any widget to `path` (png raster, svg and pdf vector where the widget paints
+/// vector primitives). Same error contract as exportPlot.
+bool exportWidget(QWidget* widget, const QString& path, QString* error);
+
+/// Writes the model's DisplayRole cells (with headers) to `path`: CSV (RFC 4180 quoting)
+/// or JSON (array of objects keyed by column header). Same error contract as exportPlot.
+bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error);
+
+/// Adds "Export as PNG/SVG/PDF..." (and, if `table` is given, "Export table as CSV/JSON...")
+/// to `view`'s context menu (Qt::ActionsContextMenu). `render` writes one figure file.
+void installExportMenu(QWidget* view, const QString& baseName,
+                       const std::function<bool(const QString& path, QString* error)>& render,
+                       const QAbstractItemModel* table = nullptr);
+
+}  // namespace draftscope

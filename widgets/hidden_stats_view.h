@@ -1,0 +1,131 @@
+#pragma once
+// Hidden-state statistics of a prompt: per-position line plot (one graph per tapped layer and
+// the drafter's context), value histogram of one series, and the per-position table.
+
+#include "exportable_view.h"
+#include "hidden_stats_model.h"
+
+#include <draftscope/run_types.h>
+
+#include <QWidget>
+
+#include <vector>
+
+class QCheckBox;
+class QComboBox;
+class QCPGraph;
+class QCPBars;
+class QCPItemStraightLine;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QMouseEvent;
+class QSortFilterProxyModel;
+class QStackedWidget;
+class QTableView;
+
+namespace draftscope {
+
+/// Shows a HiddenStateStats: (a) a line plot of one per-position statistic (rms, mean, std or
+/// max|x|, chosen in a combo box) with one graph per series and RMS outliers marked, (b) the
+/// value histogram of the series chosen in a second combo box (optional log y), (c) the
+/// per-position table (HiddenStatsModel). A click in the line plot emits positionClicked();
+/// highlightPosition() draws a vertical marker. Empty stats show a placeholder text.
+/// exportName() is "hidden_stats"; exportAll() writes hidden_stats.{png,svg,pdf} (line plot),
+/// hidden_stats_histogram.{png,svg,pdf} and hidden_stats.{csv,json} (table, position order),
+/// figures at a fixed size (1000x520 and 760x460) so scripted exports do not depend on the
+/// window; an empty view exports empty "no data" figures and a header-only table.
+/// Non-finite statistics (inf/NaN) are drawn as gaps and reported in the summary line.
+class HiddenStatsView : public QWidget, public ExportableView {
+    Q_OBJECT
+public:
+    /// Up to this many positions the x axis is labelled with "position piece" tick labels.
+    static constexpr int kMaxTokenTicks = 48;
+
+    explicit HiddenStatsView(QWidget* parent = nullptr);
+
+    /// Shows `stats`; tokenPieces[p] labels position p (see HiddenStatsModel::setStats).
+    /// Keeps the selected statistic, and the histogram series when it still exists.
+    void setStats(const HiddenStateStats& stats, const std::vector<QString>& tokenPieces);
+    /// Shows the placeholder (same as setStats with empty stats).
+    void clear();
+
+    /// Statistic drawn in the line plot.
+    HiddenStat statistic() const;
+    void setStatistic(HiddenStat stat);
+    /// Series whose histogram is shown (-1 when there is none).
+    int histogramSeries() const;
+    void setHistogramSeries(int series);
+    bool histogramLogScale() const;
+    void setHistogramLogScale(bool log);
+    /// Log-scaled y axis of the line plot (ignored, and the box disabled, for "mean").
+    bool lineLogScale() const;
+    void setLineLogScale(bool log);
+
+    /// Position of the vertical marker, -1 when none.
+    int highlightedPosition() const { return highlighted_; }
+    /// True while the placeholder (no statistics) is shown.
+    bool isShowingPlaceholder() const;
+    QString placeholderText() const;
+    /// Replaces the placeholder's text (e.g. to say how to compute the statistics).
+    void setPlaceholderText(const QString& text);
+
+    QCustomPlot* linePlot() const { return linePlot_; }
+    QCustomPlot* histogramPlot() const { return histPlot_; }
+    QTableView* table() const { return table_; }
+    HiddenStatsModel* model() const { return model_; }
+    /// Graph of series `series` in the line plot (nullptr if out of range).
+    QCPGraph* seriesGraph(int series) const;
+    /// Outlier markers of series `series` (x = outlier positions, y = the shown statistic).
+    QCPGraph* outlierGraph(int series) const;
+    QCPBars* histogramBars() const { return bars_; }
+
+    QString exportName() const override { return QStringLiteral("hidden_stats"); }
+    QStringList exportAll(const QString& dir, QString* error) override;
+
+public slots:
+    /// Draws a vertical marker at `position` in the line plot and selects its table row;
+    /// -1 (or a position outside 0..T-1) removes it. Emits nothing.
+    void highlightPosition(int position);
+
+signals:
+    /// The user clicked the line plot (nearest position to the click) or a table row.
+    void positionClicked(int position);
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void buildLinePlot();
+    void updateLegendWrap(int plotWidth);
+    bool exportLinePlot(const QString& path, QString* error);
+    void buildHistogramPlot();
+    void refreshLinePlot();
+    void refreshHistogram();
+    void refreshSummary();
+    void onLinePress(QMouseEvent* event);
+    void onLineRelease(QMouseEvent* event);
+
+    HiddenStatsModel* model_ = nullptr;
+    QSortFilterProxyModel* proxy_ = nullptr;
+    QStackedWidget* stack_ = nullptr;
+    QLabel* placeholder_ = nullptr;
+    QLabel* summary_ = nullptr;
+    QComboBox* statCombo_ = nullptr;
+    QComboBox* seriesCombo_ = nullptr;
+    QCheckBox* lineLog_ = nullptr;
+    QCheckBox* histLog_ = nullptr;
+    QCustomPlot* linePlot_ = nullptr;
+    QCustomPlot* histPlot_ = nullptr;
+    QCPTextElement* lineTitle_ = nullptr;
+    QCPTextElement* histTitle_ = nullptr;
+    QCPItemStraightLine* marker_ = nullptr;
+    QCPBars* bars_ = nullptr;
+    QTableView* table_ = nullptr;
+    std::vector<QCPGraph*> graphs_, outlierGraphs_;
+    QPoint pressPos_;
+    bool pressed_ = false;
+    int highlighted_ = -1;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,160 @@
+#pragma once
+// Attention-mask view: draws the DFlash drafter's mask at inference (for the selected verify
+// step) or the packed training mask, under selectable conventions, and diffs two convention
+// sets cell by cell. Semantics: draftscope/masks.h (DFLASH.md sections 3, 6 and 7).
+
+#include "exportable_view.h"
+
+#include "draftscope/masks.h"
+
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+class QAbstractItemModel;
+class QCheckBox;
+class QComboBox;
+class QCPAbstractItem;
+class QCPAxis;
+class QCPColorMap;
+class QCPTextElement;
+class QCustomPlot;
+class QLabel;
+class QLineEdit;
+class QSpinBox;
+class QStackedWidget;
+
+namespace draftscope {
+
+/// Heatmap of a MaskMatrix (rows = queries top to bottom, columns = keys left to right) with
+/// its controls: mode (Inference | Training), the conventions of mask A (context strict /
+/// inclusive, block bidirectional / causal, position offset 0 / 1) and an optional second
+/// convention set B to diff against.
+///
+/// Colour-map cell values, data()->cell(column, row):
+///  - plain mode: 1 = visible (dark), 0 = masked (white);
+///  - diff mode: 0 = masked in both (white), 1 = visible in both (grey),
+///    2 = visible only in A (red), 3 = visible only in B (blue).
+/// Axis ticks show, per row/column, the block label and position id ("b+2 @17") or the
+/// context position, plus the token piece where known; labels are thinned when crowded.
+/// The exported table holds the same values: column "query" (row label) then one column
+/// per key, headed by the key's label.
+///
+/// Bad user input (e.g. an anchor outside [0, S)) never throws: the backend's message is
+/// shown in an error label (errorText()) and the plot is emptied.
+class MaskView : public QWidget, public draftscope::ExportableView {
+    Q_OBJECT
+public:
+    enum class Mode { Inference, Training };
+
+    explicit MaskView(QWidget* parent = nullptr);
+    ~MaskView() override;
+
+    /// The selected verify step: anchor at absolute position `contextLength` (the step's
+    /// start), block of `blockSize` rows. `tokenPieces[p]` is the piece at absolute position
+    /// p (may be empty or shorter; the anchor's piece is tokenPieces[contextLength], block
+    /// rows > 0 are shown as [M]). Redraws if the view is in Inference mode.
+    void setInferenceContext(std::int64_t contextLength, std::int64_t blockSize,
+                             const std::vector<QString>& tokenPieces);
+    /// Forgets the step (Inference mode then shows "no verify step selected").
+    void clearInferenceContext();
+    /// Fills the Training controls: context length S, block size B, anchors (each in [0, S);
+    /// invalid ones are reported in the error label) and sliding window (0 = none).
+    /// Does not change the mode.
+    void setTrainingExample(std::int64_t contextLength, std::int64_t blockSize,
+                            const std::vector<std::int64_t>& anchors, std::int64_t slidingWindow = 0);
+
+    void setMode(Mode mode);
+    Mode mode() const;
+    /// Conventions of mask A (the one drawn).
+    void setConventions(const draftscope::MaskConventions& conventions);
+    draftscope::MaskConventions conventions() const;
+    /// Conventions of mask B (the one A is diffed against).
+    void setDiffConventions(const draftscope::MaskConventions& conventions);
+    draftscope::MaskConventions diffConventions() const;
+    void setDiffEnabled(bool enabled);
+    bool diffEnabled() const;
+
+    /// Mask A as currently built (empty 0x0 when there is nothing to draw or on error). In
+    /// diff mode at inference, A and B both carry the anchor-feature column when either is
+    /// inclusive, so that their shapes agree.
+    const draftscope::MaskMatrix& matrix() const { return maskA_; }
+    /// Mask B (empty unless diff mode is on).
+    const draftscope::MaskMatrix& diffMatrix() const { return maskB_; }
+    /// Counts of the last diff (zero unless diff mode is on).
+    draftscope::MaskDiffCounts diffCounts() const { return counts_; }
+    /// The values drawn, [rows * cols] row-major (see the class comment for their meaning).
+    const std::vector<std::uint8_t>& shownValues() const { return shown_; }
+
+    QCustomPlot* plot() const { return plot_; }
+    QCPColorMap* colorMap() const { return map_; }
+    /// The shown matrix as a table (what exportAll writes as CSV/JSON).
+    const QAbstractItemModel* tableModel() const;
+    /// Tick labels of the key (x) and query (y) axes, one per column/row (before thinning).
+    const QStringList& keyTickLabels() const { return xLabels_; }
+    const QStringList& queryTickLabels() const { return yLabels_; }
+    /// Error shown to the user ("" if none), e.g. the backend's message on a bad anchor.
+    QString errorText() const { return error_; }
+    /// One-line summary: shape and visible count, or the diff counts in diff mode.
+    QString summaryText() const { return summary_; }
+
+    QString exportName() const override { return QStringLiteral("mask"); }
+    QStringList exportAll(const QString& dir, QString* error) override;
+
+signals:
+    /// Emitted after every rebuild (inputs or conventions changed).
+    void maskChanged();
+
+private:
+    struct ConventionBox;
+    void buildUi();
+    void rebuild();
+    void draw();
+    void showError(const QString& message);
+    void updateTicks(QCPAxis* axis, const QStringList& labels);
+    void updateHover(double x, double y);
+    QString tickLabel(bool isRow, std::int64_t index) const;
+    QString titleText() const;
+    QSize exportSize() const;
+
+    // Inputs.
+    bool haveStep_ = false;
+    std::int64_t infContext_ = 0, infBlock_ = 0;
+    std::vector<QString> pieces_;
+
+    // State.
+    draftscope::MaskMatrix maskA_, maskB_;
+    draftscope::MaskDiffCounts counts_;
+    bool shownIsDiff_ = false;
+    std::vector<std::uint8_t> shown_;
+    QStringList xLabels_, yLabels_;
+    QString error_, summary_;
+    bool updating_ = false;
+
+    // Widgets.
+    QComboBox* modeCombo_ = nullptr;
+    QStackedWidget* modeStack_ = nullptr;
+    QLabel* stepLabel_ = nullptr;
+    QSpinBox* sSpin_ = nullptr;
+    QSpinBox* bSpin_ = nullptr;
+    QLineEdit* anchorsEdit_ = nullptr;
+    QSpinBox* windowSpin_ = nullptr;
+    std::unique_ptr<ConventionBox> convA_, convB_;
+    QCheckBox* diffCheck_ = nullptr;
+    QLabel* legendLabel_ = nullptr;
+    QLabel* summaryLabel_ = nullptr;
+    QLabel* errorLabel_ = nullptr;
+    QLabel* hoverLabel_ = nullptr;
+    QCustomPlot* plot_ = nullptr;
+    QCPColorMap* map_ = nullptr;
+    QCPTextElement* title_ = nullptr;
+    std::vector<QCPAbstractItem*> separators_;
+    class TableModel;
+    TableModel* table_ = nullptr;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,40 @@
+#pragma once
+// The committed text, token by token, coloured by origin (prompt, accepted draft, bonus).
+// Clicking a token selects the verify step that committed it.
+
+#include "exportable_view.h"
+#include "output_token_model.h"
+
+#include <QWidget>
+
+class QTextBrowser;
+class QLabel;
+
+namespace draftscope {
+
+class StepSelection;
+
+class OutputStripView : public QWidget, public ExportableView {
+    Q_OBJECT
+public:
+    OutputStripView(StepSelection* selection, QWidget* parent = nullptr);
+    OutputTokenModel* model() const { return model_; }
+    QTextBrowser* browser() const { return browser_; }
+    void setRun(const RunResult& run, const std::vector<QString>& pieces);
+    void clear();
+    /// Selects the step that committed token `tokenIndex` (what a click does).
+    void activateToken(int tokenIndex);
+
+    QString exportName() const override { return "output_strip"; }
+    QStringList exportAll(const QString& dir, QString* error) override;
+
+private:
+    void render();
+    StepSelection* selection_;
+    OutputTokenModel* model_;
+    QTextBrowser* browser_;
+    QLabel* legend_;
+    RunResult run_;
+};
+
+}  // namespace draftscope
