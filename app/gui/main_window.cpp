@@ -74,7 +74,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     tabifyDockWidget(findChild<QDockWidget*>("outputDock"), logDock);
     findChild<QDockWidget*>("outputDock")->raise();
     createMenus();
-    resize(1360, 860);
+    resize(1560, 960);
 
 
     connect(modelPanel_, &ModelPanel::loadRequested, this, &MainWindow::loadModels);
@@ -126,7 +126,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     if (!restoreState(s.value("window/state").toByteArray())) {
         // First start: give the grid the middle, the panels and the plots fixed widths.
         QTimer::singleShot(0, this, [this, acc] {
-            resizeDocks({findChild<QDockWidget*>("modelsDock"), acc}, {300, 430}, Qt::Horizontal);
+            resizeDocks({findChild<QDockWidget*>("modelsDock"), acc}, {300, 600}, Qt::Horizontal);
             resizeDocks({findChild<QDockWidget*>("outputDock")}, {170}, Qt::Vertical);
         });
     }
