@@ -169,7 +169,7 @@ private slots:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
         const QStringList figures = {"block_agreement", "output_strip", "acceptance_rate", "acceptance_histogram",
-                                     "mask", "drafter_attention", "hidden_stats", "hidden_stats_histogram"};
+                                     "mask", "mask_training", "drafter_attention", "hidden_stats", "hidden_stats_histogram"};
         for (const auto& f : figures)
             for (const auto& ext : {"png", "svg", "pdf"}) {
                 const QString path = dir.filePath(f + "." + ext);

@@ -644,15 +644,27 @@ QStringList MaskView::exportAll(const QString& dir, QString* error) {
         return written;
     }
     const QSize s = exportSize();
-    for (const QString& fmt : draftscope::figureFormats()) {
-        const QString path = d.filePath(exportName() + "." + fmt);
-        if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height())) return written;
-        written << path;
-    }
-    for (const QString& fmt : draftscope::tableFormats()) {
-        const QString path = d.filePath(exportName() + "." + fmt);
-        if (!draftscope::exportTable(table_, path, error)) return written;
-        written << path;
+    auto writeFiles = [&](const QString& base) {
+        for (const QString& fmt : draftscope::figureFormats()) {
+            const QString path = d.filePath(base + "." + fmt);
+            if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height())) return false;
+            written << path;
+        }
+        for (const QString& fmt : draftscope::tableFormats()) {
+            const QString path = d.filePath(base + "." + fmt);
+            if (!draftscope::exportTable(table_, path, error)) return false;
+            written << path;
+        }
+        return true;
+    };
+    if (!writeFiles(exportName())) return written;
+    // The view shows the inference mask of the selected step; the packed training mask of
+    // DFLASH.md section 6 is exported beside it so one export holds both.
+    if (mode() == Mode::Inference) {
+        setMode(Mode::Training);
+        const bool valid = errorText().isEmpty();
+        if (valid) writeFiles(exportName() + "_training");
+        setMode(Mode::Inference);
     }
     return written;
 }
