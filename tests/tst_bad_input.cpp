@@ -11,6 +11,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <limits>
 
 using namespace draftscope;
 using namespace testsupport;
@@ -222,6 +223,71 @@ private slots:
         s.maxNewTokens = 20;
         const auto runMsg = errorOf([&] { e.run(ids(std::vector<std::int64_t>(10, 5)), s); });
         QVERIFY2(runMsg.contains("exceeds") && runMsg.contains("32"), qPrintable(runMsg));
+    }
+
+    void nonFiniteActivationsDoNotBreakStatistics() {
+        // A NaN in one weight of layer 3 poisons the tapped layer 4 for every position; the
+        // statistics must still be computed (counted, not thrown), and the run still works.
+        const auto d = copyModel(demoTarget(), dir("nan"));
+        rewriteWeights(d, [](std::string& name, DType& dt, std::vector<std::int64_t>&, std::string& bytes) {
+            if (name == "model.layers.3.mlp.down_proj.weight" && dt == DType::BF16) {
+                bytes[0] = static_cast<char>(0xc0);  // bf16 0x7fc0 = NaN (little endian)
+                bytes[1] = static_cast<char>(0x7f);
+            }
+            return true;
+        });
+        Engine e;
+        e.loadTarget(d);
+        e.loadDrafter(demoDrafter());
+        HiddenStateStats stats;
+        try {
+            stats = e.hiddenStateStats(ids(promptIds(1)));
+        } catch (const Error& err) {
+            QFAIL(err.what());
+        }
+        QCOMPARE(stats.series.size(), std::size_t(4));
+        QCOMPARE(stats.series[0].nonFiniteCount, std::int64_t(0));    // layer 1 is clean
+        QVERIFY(stats.series[2].nonFiniteCount > 0);                    // layer 4 is not
+        QCOMPARE(stats.series[2].outlierPositions.size(), promptIds(1).size());
+    }
+
+    void stopTokenAsFirstAnchorStillRunsOneStep() {
+        // Make the p0 anchor (258) a stop token: the reference still runs one verify step,
+        // then stops and keeps the output up to and including the stop token.
+        const auto d = copyModel(demoTarget(), dir("stopanchor"));
+        auto g = readJson(d + "/generation_config.json");
+        g["eos_token_id"] = {2044, 258};
+        writeJson(d + "/generation_config.json", g);
+        Engine e;
+        e.loadTarget(d);
+        e.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 50;
+        const auto r = e.run(ids(promptIds(0)), s);
+        QCOMPARE(r.steps.size(), std::size_t(1));
+        QVERIFY(r.stoppedAtEos);
+        auto expected = promptIds(0);
+        expected.push_back(258);
+        QCOMPARE(r.outputIds, expected);
+        QCOMPARE(r.perPositionAcceptance.at(0), 1.0);
+        QVERIFY(r.tau >= 1.0);
+    }
+
+    void hugeMaxNewIsRefusedNotOverflowed() {
+        Engine e;
+        e.loadTarget(demoTarget());
+        e.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = std::numeric_limits<std::int64_t>::max();
+        QVERIFY(errorOf([&] { e.run(ids(promptIds(0)), s); }).contains("exceeds"));
+        QVERIFY(errorOf([&] { e.greedy(ids(promptIds(0)), s.maxNewTokens, true); }).contains("exceeds"));
+    }
+
+    void float16IsRefusedWithAClearMessage() {
+        Engine e;
+        LoadOptions o;
+        o.dtype = "float16";
+        QVERIFY(errorOf([&] { e.loadTarget(demoTarget(), o); }).contains("invalid dtype 'float16'"));
     }
 
     void cancelledRun() {

@@ -9,6 +9,7 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModel>
+#include <QAbstractItemModelTester>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -76,6 +77,27 @@ class TestMaskView : public QObject {
     }
 
 private slots:
+    void tableModelsPassTheModelTester() {
+        MaskView mask;
+        QAbstractItemModelTester maskTester(const_cast<QAbstractItemModel*>(mask.tableModel()),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        mask.setTrainingExample(6, 3, {1, 4});
+        mask.setMode(MaskView::Mode::Training);
+        QCOMPARE(mask.tableModel()->rowCount(), 6);
+        mask.setInferenceContext(5, 4, {});
+        mask.setMode(MaskView::Mode::Inference);
+        QCOMPARE(mask.tableModel()->rowCount(), 4);
+        mask.clearInferenceContext();
+        AttentionView attn;
+        QAbstractItemModelTester attnTester(const_cast<QAbstractItemModel*>(attn.tableModel()),
+                                            QAbstractItemModelTester::FailureReportingMode::QtTest);
+        attn.setAttention(makeAttention(), {});
+        QVERIFY(attn.tableModel()->rowCount() > 0);
+        attn.setAverageHeads(true);
+        attn.clear();
+        QCOMPARE(attn.tableModel()->rowCount(), 0);
+    }
+
     void trainingCellsMatchMatrix() {
         MaskView v;
         v.setMode(MaskView::Mode::Training);

@@ -152,6 +152,13 @@ private slots:
         QVERIFY2(msg.contains("overlap") && msg.contains("'a'") && msg.contains("'b'"), qPrintable(msg));
     }
 
+    void overlapBehindAnEmptyTensor() {
+        // A=[0,100), Z=[50,50) empty, B=[60,80): B overlaps A although its neighbour is Z.
+        const auto msg = errorOf(makeFile("overlap3",
+            R"({"a":{"dtype":"U8","shape":[100],"data_offsets":[0,100]},"z":{"dtype":"U8","shape":[0],"data_offsets":[50,50]},"b":{"dtype":"U8","shape":[20],"data_offsets":[60,80]}})", 100));
+        QVERIFY2(msg.contains("overlap") && msg.contains("'a'") && msg.contains("'b'"), qPrintable(msg));
+    }
+
     void writerRejectsBadInput() {
         SafetensorsWriter w;
         w.addFloat32("x", {2}, {1, 2});

@@ -19,7 +19,8 @@ AcceptancePlots::AcceptancePlots(StepSelection* selection, QWidget* parent)
     histogram_->setObjectName("acceptance_histogram");
     rate_->setToolTip(tr("Per-position acceptance rate: for block position j, the fraction of verify steps whose "
                          "accepted prefix reaches j (accepted drafted tokens >= j). Position 0 (the anchor) is 1 by "
-                         "definition and not drawn. Denominator: all verify steps (accepted / tested steps)."));
+                         "definition and not drawn. Denominator: all verify steps, each of which drafts every position "
+                         "(accepted / drafted, not conditioned on reaching j-1)."));
     histogram_->setToolTip(tr("Acceptance length per verify step = accepted drafted tokens + 1 (the bonus token "
                               "is included). tau is the mean acceptance length over the run's steps."));
     rate_->setMinimumHeight(140);

@@ -79,11 +79,13 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
         case Qt::ToolTipRole: {
             if (j == 0)
                 return tr("Step %1, block position 0 (absolute %2): anchor '%3' (id %4)\n"
-                          "The anchor is the target's token committed by the previous step (the bonus token).")
+                          "The anchor is the target's own token: the bonus token of the previous step, or for "
+                          "the first step the target's prediction after the prompt (prefill).")
                     .arg(index.row() + 1).arg(s.start).arg(piece(token)).arg(token);
             const char* what = st == CellStatus::Accepted ? "accepted"
                                : st == CellStatus::Rejected ? "rejected (first mismatch)"
-                                                            : "after the cut (not committed)";
+                                                            : "after the cut (not committed; the target's token and "
+                                                              "probabilities here are conditioned on the rejected prefix)";
             const int rank = s.targetRankInDraft[k];
             return tr("Step %1, block position %2 (absolute %3): %4\n"
                       "drafted '%5' (id %6), drafter probability %7\n"

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <cstdlib>
 #include <csignal>
 #include <iostream>
 #include <sstream>
@@ -22,7 +23,11 @@ using namespace draftscope;
 namespace {
 
 std::atomic<bool> g_cancel{false};
-extern "C" void onSigint(int) { g_cancel.store(true); }
+/// First Ctrl-C: stop after the current verify step, keeping what finished. Second: exit now
+/// (loading and prefill are not interruptible otherwise).
+extern "C" void onSigint(int) {
+    if (g_cancel.exchange(true)) std::_Exit(130);
+}
 
 /// Prompt options shared by the subcommands.
 struct PromptArgs {
@@ -78,11 +83,12 @@ struct DeviceArgs {
 };
 
 void writeJson(const std::string& path, const nlohmann::json& j) {
-    writeFileAtomically(path, j.dump(1) + "\n");
+    writeFileAtomically(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 int runCommand(const std::string& targetDir, const std::string& drafterDir, const PromptArgs& prompt,
                const DeviceArgs& dev, RunSettings settings, const std::string& jsonOut, bool quiet) {
+    const auto spec = prompt.spec();  // bad prompt arguments fail before the models load
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << dev.load.device << ", " << dev.load.dtype << ")\n";
     const auto target = engine.loadTarget(targetDir, dev.load);
@@ -96,7 +102,6 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
         std::cerr << "warning: target checkpoint has " << target.unexpectedTensors.size()
                   << " unexpected tensor(s), e.g. " << target.unexpectedTensors.front() << "\n";
 
-    const auto spec = prompt.spec();
     const bool tty = ::isatty(STDERR_FILENO);
     auto progress = [&](std::int64_t done, std::int64_t total) {
         if (tty) std::cerr << "\rgenerating " << done << "/" << total << " tokens" << std::flush;
@@ -130,9 +135,10 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
 
 int forwardCommand(const std::string& modelDir, const PromptArgs& prompt, const DeviceArgs& dev,
                    const std::string& outPath) {
+    const auto spec = prompt.spec();
     Engine engine;
     engine.loadTarget(modelDir, dev.load);
-    const auto r = engine.forward(prompt.spec());
+    const auto r = engine.forward(spec);
     const auto T = static_cast<std::int64_t>(r.ids.size());
     SafetensorsWriter w;
     w.addFloat32("hidden_states", {r.numLayers + 1, T, r.hiddenSize}, r.hiddenStates);
@@ -163,7 +169,7 @@ int main(int argc, char** argv) {
     run->add_option("--target", targetDir, "target model directory (HF layout)")->required();
     run->add_option("--drafter", drafterDir, "DFlash drafter directory")->required();
     runPrompt.add(*run);
-    run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::PositiveNumber);
+    run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
     run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
     run->add_option("--temperature", settings.temperature, "0 = greedy; > 0 samples the target's tokens")
         ->capture_default_str()->check(CLI::NonNegativeNumber);

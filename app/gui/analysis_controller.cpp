@@ -19,7 +19,7 @@ public slots:
         for (;;) {
             std::optional<ModelRequest> load;
             std::optional<std::pair<quint64, AnalysisRequest>> analysis;
-            std::optional<int> attention;
+            std::optional<std::pair<RunBundlePtr, int>> attention;
             {
                 std::lock_guard<std::mutex> lock(c_->mutex_);
                 if (c_->pendingLoad_) load.swap(c_->pendingLoad_);
@@ -30,11 +30,14 @@ public slots:
                     return;
                 }
                 c_->cancel_.store(false);
+                c_->analysisRunning_ = analysis.has_value();
             }
             setBusy(true);
             if (load) doLoad(*load);
             else if (analysis) doAnalysis(analysis->first, analysis->second);
-            else doAttention(*attention);
+            else doAttention(attention->first, attention->second);
+            std::lock_guard<std::mutex> lock(c_->mutex_);
+            c_->analysisRunning_ = false;
         }
     }
 
@@ -51,7 +54,6 @@ private:
             engine_ = std::make_unique<Engine>();
             const auto target = engine_->loadTarget(r.targetDir.toStdString(), opt);
             const auto drafter = engine_->loadDrafter(r.drafterDir.toStdString());
-            last_.reset();
             emit c_->modelsLoaded(target, drafter);
         } catch (const std::exception& e) {
             engine_.reset();
@@ -72,12 +74,16 @@ private:
             b->target = engine_->targetSummary();
             b->drafter = engine_->drafterSummary(r.settings.drafter);
             b->run = engine_->run(r.prompt, r.settings,
-                                  [this](std::int64_t done, std::int64_t total) { emit c_->progress(done, total); },
+                                  [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); },
                                   &c_->cancel_);
             PromptSpec ids;
             ids.kind = PromptSpec::Kind::Ids;
             ids.ids = b->run.promptIds;
-            b->hiddenStats = engine_->hiddenStateStats(ids, r.settings.drafter);
+            try {  // the run stands even if the statistics fail (e.g. non-finite activations)
+                b->hiddenStats = engine_->hiddenStateStats(ids, r.settings.drafter);
+            } catch (const std::exception& e) {
+                emit c_->failed("hidden states", QString::fromStdString(e.what()));
+            }
             const Tokenizer* tok = engine_->tokenizer();
             auto pieceOf = [tok](std::int64_t id) {
                 return tok ? QString::fromStdString(tok->tokenPiece(id)) : QString("#%1").arg(id);
@@ -94,19 +100,22 @@ private:
                 for (const auto& top : st.draftTopIds)
                     for (auto id : top) note(id);
             }
-            last_ = b;
             emit c_->analysisFinished(b);
         } catch (const Cancelled&) {
-            emit c_->cancelled();
+            emit c_->cancelled(id);
         } catch (const std::exception& e) {
             emit c_->failed("analysis", QString::fromStdString(e.what()));
         }
     }
 
-    void doAttention(int step) {
-        if (!engine_ || !last_) return;
+    void doAttention(const RunBundlePtr& bundle, int step) {
         try {
-            emit c_->attentionReady(engine_->drafterAttention(last_->run, step, last_->run.settings.drafter));
+            if (!engine_ || engine_->drafterCount() == 0) throw Error("no models are loaded");
+            const auto& drafter = engine_->drafterSummary(bundle->run.settings.drafter);
+            if (drafter.directory != bundle->drafter.directory || engine_->targetSummary().directory != bundle->target.directory)
+                throw Error("the models were reloaded since this run; run the prompt again to see its attention");
+            emit c_->attentionReady(bundle->requestId,
+                                    engine_->drafterAttention(bundle->run, step, bundle->run.settings.drafter));
         } catch (const std::exception& e) {
             emit c_->failed("attention", QString::fromStdString(e.what()));
         }
@@ -114,7 +123,6 @@ private:
 
     AnalysisController* c_;
     std::unique_ptr<Engine> engine_;
-    RunBundlePtr last_;
 };
 
 AnalysisController::AnalysisController(QObject* parent) : QObject(parent) {
@@ -163,15 +171,17 @@ quint64 AnalysisController::analyse(const AnalysisRequest& request) {
         std::lock_guard<std::mutex> lock(mutex_);
         id = nextId_++;
         pendingAnalysis_ = std::make_pair(id, request);
+        if (analysisRunning_) cancel_.store(true);  // the newer request replaces the running one
     }
     schedule();
     return id;
 }
 
-void AnalysisController::requestAttention(int step) {
+void AnalysisController::requestAttention(const RunBundlePtr& bundle, int step) {
+    if (!bundle) return;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        pendingAttention_ = step;
+        pendingAttention_ = std::make_pair(bundle, step);
     }
     schedule();
 }
@@ -179,6 +189,7 @@ void AnalysisController::requestAttention(int step) {
 void AnalysisController::cancel() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
+        pendingLoad_.reset();
         pendingAnalysis_.reset();
         pendingAttention_.reset();
     }

@@ -1,8 +1,9 @@
 #pragma once
 // Owns the engine on one worker thread. The GUI sends requests (load models, run a prompt,
 // fetch attention weights); each kind keeps only its newest pending request, so a newer
-// request supersedes one not yet started. Results, progress and errors come back as
-// queued signals; cancel() stops a running analysis between verify steps.
+// request supersedes one not yet started, and a new analysis also cancels a running one
+// (at its next verify step). Results, progress and errors come back as queued signals
+// that carry the request id; cancel() stops a running analysis between verify steps.
 
 #include "gui/run_bundle.h"
 
@@ -48,20 +49,24 @@ public slots:
     /// Runs the DFlash loop and the hidden-state statistics. Supersedes a pending analysis;
     /// returns the request id carried by analysisFinished().
     quint64 analyse(const draftscope::AnalysisRequest& request);
-    /// Recomputes the drafter's attention at `step` of the last finished analysis.
-    void requestAttention(int step);
-    /// Stops the running analysis at the next verify step and drops pending requests.
+    /// Recomputes the drafter's attention at `step` of `bundle`'s run (a finished analysis
+    /// of the currently loaded models). Supersedes a pending attention request.
+    void requestAttention(const draftscope::RunBundlePtr& bundle, int step);
+    /// Stops the running analysis at the next verify step and drops every pending request.
+    /// Loading and attention computations are not interruptible; they finish first.
     void cancel();
 
 signals:
     void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter);
     void analysisStarted(quint64 requestId);
-    void progress(qint64 done, qint64 total);
+    void progress(quint64 requestId, qint64 done, qint64 total);
     void analysisFinished(const draftscope::RunBundlePtr& bundle);
-    void attentionReady(const draftscope::DrafterAttention& attention);
-    /// `operation` is "load", "analysis" or "attention"; `message` is the backend's error.
+    /// `requestId` is that of the analysis whose run the attention belongs to.
+    void attentionReady(quint64 requestId, const draftscope::DrafterAttention& attention);
+    /// `operation` is "load", "analysis", "hidden states" or "attention"; `message` is the
+    /// backend's error. A failed "hidden states" still delivers the run.
     void failed(const QString& operation, const QString& message);
-    void cancelled();
+    void cancelled(quint64 requestId);
     void busyChanged(bool busy);
 
 private:
@@ -73,7 +78,8 @@ private:
     std::mutex mutex_;
     std::optional<ModelRequest> pendingLoad_;
     std::optional<std::pair<quint64, AnalysisRequest>> pendingAnalysis_;
-    std::optional<int> pendingAttention_;
+    std::optional<std::pair<RunBundlePtr, int>> pendingAttention_;
+    bool analysisRunning_ = false;  ///< guarded by mutex_
     quint64 nextId_ = 1;
     std::atomic<bool> cancel_{false};
     std::atomic<bool> busy_{false};

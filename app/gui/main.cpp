@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
         }
     }
     window.promptPanel()->setMaxNewTokens(maxNewTokens);
+    if (cli.isSet(chat)) window.promptPanel()->setChat(true);
     if (!promptText.isEmpty()) window.promptPanel()->setPromptText(promptText);
     if (!models.targetDir.isEmpty()) window.modelPanel()->setTargetDir(models.targetDir);
     if (!models.drafterDir.isEmpty()) window.modelPanel()->setDrafterDir(models.drafterDir);

@@ -1,6 +1,8 @@
 #include "gui/main_window.h"
 
 #include "acceptance_plots.h"
+#include "draftscope/results_json.h"
+#include "draftscope/safetensors.h"
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "gui/model_panel.h"
@@ -81,7 +83,9 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     connect(promptPanel_, &PromptPanel::runRequested, this, [this] { runAnalysis(); });
     connect(promptPanel_, &PromptPanel::cancelRequested, controller_, &AnalysisController::cancel);
     connect(controller_, &AnalysisController::busyChanged, promptPanel_, &PromptPanel::setBusy);
-    connect(controller_, &AnalysisController::progress, promptPanel_, &PromptPanel::setProgress);
+    connect(controller_, &AnalysisController::progress, this, [this](quint64 id, qint64 done, qint64 total) {
+        if (id == currentRequest_) promptPanel_->setProgress(done, total);
+    });
     connect(controller_, &AnalysisController::modelsLoaded, this,
             [this](const ModelSummary& t, const ModelSummary& d) {
                 QString ids;
@@ -95,14 +99,25 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
                                                               QString::fromStdString(d.directory)));
                 for (const auto& w : d.warnings) log(tr("warning: drafter: %1").arg(QString::fromStdString(w)));
-                if (!t.unexpectedTensors.empty())
-                    log(tr("warning: target has %1 unexpected tensors").arg(t.unexpectedTensors.size()));
+                for (const auto* m : {&t, &d}) {
+                    const QString who = m == &t ? tr("target") : tr("drafter");
+                    if (!m->unexpectedTensors.empty())
+                        log(tr("warning: %1 checkpoint has %2 unexpected tensor(s), e.g. %3")
+                                .arg(who).arg(m->unexpectedTensors.size())
+                                .arg(QString::fromStdString(m->unexpectedTensors.front())));
+                    if (!m->ignoredTensors.empty())
+                        log(tr("%1 checkpoint: %2 tensor(s) outside the language model ignored (e.g. %3)")
+                                .arg(who).arg(m->ignoredTensors.size())
+                                .arg(QString::fromStdString(m->ignoredTensors.front())));
+                }
+                clearResult();
                 maskView_->setTrainingExample(64, d.blockSize, {8, 29});
             });
     connect(controller_, &AnalysisController::analysisStarted, this,
             [this](quint64 id) { log(tr("analysis %1 started").arg(id)); });
     connect(controller_, &AnalysisController::analysisFinished, this, &MainWindow::showResult);
-    connect(controller_, &AnalysisController::attentionReady, this, [this](const DrafterAttention& a) {
+    connect(controller_, &AnalysisController::attentionReady, this, [this](quint64 id, const DrafterAttention& a) {
+        if (!last_ || id != last_->requestId) return;  // belongs to an older run
         // Keys: context positions 0..start-1, the anchor at start, then MASK rows.
         const auto start = a.queryPositions.empty() ? 0 : a.queryPositions.front();
         std::vector<QString> pieces = piecesUpTo(start + 1);
@@ -110,8 +125,8 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         attentionView_->setAttention(a, pieces);
     });
     connect(controller_, &AnalysisController::failed, this, &MainWindow::reportError);
-    connect(controller_, &AnalysisController::cancelled, this, [this] {
-        log(tr("analysis cancelled"));
+    connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
+        log(tr("analysis %1 cancelled").arg(id));
         statusBar()->showMessage(tr("Cancelled"), 4000);
     });
     connect(selection_, &StepSelection::changed, this, &MainWindow::onSelection);
@@ -185,16 +200,17 @@ void MainWindow::createMenus() {
         if (!last_) return;
         const QString p = QFileDialog::getSaveFileName(this, tr("Run JSON"), "run.json", tr("JSON (*.json)"));
         if (p.isEmpty()) return;
-        QJsonObject o;
-        QJsonArray ids, lens;
-        for (auto id : last_->run.outputIds) ids.append(static_cast<qint64>(id));
-        for (auto l : last_->run.acceptanceLengths) lens.append(l);
-        o["output_ids"] = ids;
-        o["acceptance_lengths"] = lens;
-        o["tau"] = last_->run.tau;
-        QFile f(p);
-        if (!f.open(QIODevice::WriteOnly) || f.write(QJsonDocument(o).toJson()) < 0)
-            reportError("export", tr("cannot write %1").arg(p));
+        // The same document as draftscope-cli run --json.
+        const nlohmann::json j = {{"tool", "draftscope"},
+                                  {"target", toJson(last_->target)},
+                                  {"drafter", toJson(last_->drafter)},
+                                  {"runs", nlohmann::json::array({toJson(last_->run)})}};
+        try {
+            writeFileAtomically(p.toStdString(), j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+            log(tr("wrote %1").arg(p));
+        } catch (const std::exception& e) {
+            reportError("export", QString::fromStdString(e.what()));
+        }
     });
     file->addSeparator();
     file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -231,11 +247,26 @@ void MainWindow::runAnalysis() {
         reportError("analysis", tr("the prompt is empty: type a prompt or pick one from the prompt set"));
         return;
     }
-    controller_->analyse(r);
+    currentRequest_ = controller_->analyse(r);
+}
+
+void MainWindow::clearResult() {
+    last_.reset();
+    attentionStep_ = -1;
+    selection_->clear();
+    blockView_->model()->clear();
+    stripView_->clear();
+    acceptance_->clear();
+    maskView_->clearInferenceContext();
+    attentionView_->clear();
+    statsView_->clear();
 }
 
 void MainWindow::showResult(const RunBundlePtr& b) {
+    if (b->requestId != currentRequest_) return;  // an older analysis finished after a newer request
     last_ = b;
+    attentionStep_ = -1;
+    promptPanel_->setProgress(1, 1);
     const auto& pieces = b->pieces;
     blockView_->model()->setRun(b->run, [b](std::int64_t id) { return b->pieceOf(id); });
     stripView_->setRun(b->run, pieces);
@@ -262,7 +293,10 @@ void MainWindow::onSelection(int step, int position) {
     if (!last_ || step < 0 || step >= static_cast<int>(last_->run.steps.size())) return;
     const auto& st = last_->run.steps[static_cast<std::size_t>(step)];
     maskView_->setInferenceContext(st.start, last_->run.blockSize, piecesUpTo(st.start + last_->run.blockSize));
-    controller_->requestAttention(step);
+    if (step != attentionStep_) {  // the attention depends on the step only, not the position
+        attentionStep_ = step;
+        controller_->requestAttention(last_, step);
+    }
 }
 
 QList<ExportableView*> MainWindow::exportableViews() const {
@@ -289,11 +323,16 @@ bool MainWindow::loadAndRun(const ModelRequest& models, QString* error) {
     bool loaded = false, analysed = false, attention = false;
     auto c1 = connect(controller_, &AnalysisController::modelsLoaded, &loop, [&] { loaded = true; loop.quit(); });
     auto c2 = connect(controller_, &AnalysisController::failed, &loop, [&](const QString& op, const QString& m) {
+        if (op == "hidden states") return;  // logged; the run itself stands
         failure = op + ": " + m;
         loop.quit();
     });
     auto c3 = connect(controller_, &AnalysisController::analysisFinished, &loop, [&] { analysed = true; loop.quit(); });
     auto c4 = connect(controller_, &AnalysisController::attentionReady, &loop, [&] { attention = true; loop.quit(); });
+    auto c5 = connect(controller_, &AnalysisController::cancelled, &loop, [&] {
+        failure = tr("the analysis was cancelled");
+        loop.quit();
+    });
     auto wait = [&](bool& flag) {
         while (!flag && failure.isEmpty()) loop.exec();
         return failure.isEmpty();
@@ -304,7 +343,7 @@ bool MainWindow::loadAndRun(const ModelRequest& models, QString* error) {
         runAnalysis();
         ok = wait(analysed) && wait(attention);  // showResult selects step 0, which requests attention
     }
-    for (auto c : {c1, c2, c3, c4}) disconnect(c);
+    for (auto c : {c1, c2, c3, c4, c5}) disconnect(c);
     if (!ok && error) *error = failure;
     return ok;
 }

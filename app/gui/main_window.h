@@ -70,6 +70,7 @@ private:
                          bool scrollable = false);
     void createMenus();
     void showResult(const RunBundlePtr& b);
+    void clearResult();
     void onSelection(int step, int position);
     void log(const QString& line);
     void reportError(const QString& operation, const QString& message);
@@ -89,6 +90,8 @@ private:
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
     RunBundlePtr last_;
+    quint64 currentRequest_ = 0;  ///< id of the newest analysis asked for
+    int attentionStep_ = -1;      ///< step whose attention was last requested for last_
 };
 
 }  // namespace draftscope

@@ -128,6 +128,7 @@ AnalysisRequest PromptPanel::request() const {
 void PromptPanel::setPromptText(const QString& text) { editor_->setPlainText(text); }
 QString PromptPanel::promptText() const { return editor_->toPlainText(); }
 void PromptPanel::setMaxNewTokens(int n) { maxNew_->setValue(n); }
+void PromptPanel::setChat(bool chat) { chat_->setChecked(chat); }
 
 void PromptPanel::setPromptSet(const QVector<PromptEntry>& prompts) {
     setModel_->clear();
@@ -148,7 +149,6 @@ void PromptPanel::loadPromptSet(const QString& path) { setPromptSet(draftscope::
 void PromptPanel::setBusy(bool busy) {
     run_->setText(busy ? tr("Run (replaces queued)") : tr("Run"));
     cancel_->setEnabled(busy);
-    if (!busy) progress_->setValue(progress_->maximum());
 }
 
 void PromptPanel::setProgress(qint64 done, qint64 total) {

@@ -31,6 +31,7 @@ public:
     /// Loads a JSONL prompt set; throws draftscope::Error on a bad file.
     void loadPromptSet(const QString& path);
     void setMaxNewTokens(int n);
+    void setChat(bool chat);
     void setBusy(bool busy);
     void setProgress(qint64 done, qint64 total);
     QStandardItemModel* promptSetModel() const { return setModel_; }

@@ -11,18 +11,20 @@ namespace {
 /// The reference loads a drafter with dtype="auto" (its checkpoint dtype), which casts the
 /// float32 rotary `inv_freq` buffer to that dtype; a later .float() does not undo the
 /// rounding. The goldens carry this rounding, so it is reproduced here.
-std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c) {
-    const auto& d = c.body.checkpointDtype;
+/// Without a dtype in the config, HF's dtype="auto" takes the checkpoint's floating dtype;
+/// `fc.weight` stands for it.
+std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c, const WeightLoader& weights) {
+    std::string d = c.body.checkpointDtype;
+    if (d.empty() && weights.has("fc.weight")) {
+        const auto t = weights.dtype("fc.weight");
+        d = t == DType::BF16 ? "bfloat16" : t == DType::F16 ? "float16" : "";
+    }
     if (d == "bfloat16") return at::kBFloat16;
     if (d == "float16") return at::kHalf;
     return std::nullopt;
 }
 
-std::string idList(const std::vector<std::int64_t>& ids) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
-    return s + "]";
-}
+std::string idList(const std::vector<std::int64_t>& ids) { return shapeString(ids); }
 }  // namespace
 
 std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, std::int64_t fcIn) {
@@ -40,6 +42,12 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
         s.push_back({lp + "self_attn.k_proj.weight", {c.numKvHeads * D, H}});
         s.push_back({lp + "self_attn.v_proj.weight", {c.numKvHeads * D, H}});
         s.push_back({lp + "self_attn.o_proj.weight", {H, c.numHeads * D}});
+        if (c.attentionBias) {  // the reference's q/k/v/o projections take bias=attention_bias
+            s.push_back({lp + "self_attn.q_proj.bias", {c.numHeads * D}});
+            s.push_back({lp + "self_attn.k_proj.bias", {c.numKvHeads * D}});
+            s.push_back({lp + "self_attn.v_proj.bias", {c.numKvHeads * D}});
+            s.push_back({lp + "self_attn.o_proj.bias", {H}});
+        }
         s.push_back({lp + "self_attn.q_norm.weight", {D}});
         s.push_back({lp + "self_attn.k_norm.weight", {D}});
         SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
@@ -51,7 +59,7 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
                              const TargetModel& target)
     : config_(config),
       target_(target),
-      rotary_(config.body.rope, config.body.headDim, target.device(), invFreqRounding(config)) {
+      rotary_(config.body.rope, config.body.headDim, target.device(), invFreqRounding(config, weights)) {
     const auto& tc = target.config();
     const auto& dc = config_.body;
     const std::string where = "drafter '" + weights.directory() + "'";
@@ -106,10 +114,12 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
         L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps};
         L.qNorm = {lt.get(ap + "q_norm.weight"), eps};
         L.kNorm = {lt.get(ap + "k_norm.weight"), eps};
-        L.q = {lt.get(ap + "q_proj.weight"), {}};
-        L.k = {lt.get(ap + "k_proj.weight"), {}};
-        L.v = {lt.get(ap + "v_proj.weight"), {}};
-        L.o = {lt.get(ap + "o_proj.weight"), {}};
+        const bool bias = dc.attentionBias;
+        auto b = [&](const char* name) { return bias ? lt.get(ap + name) : at::Tensor(); };
+        L.q = {lt.get(ap + "q_proj.weight"), b("q_proj.bias")};
+        L.k = {lt.get(ap + "k_proj.weight"), b("k_proj.bias")};
+        L.v = {lt.get(ap + "v_proj.weight"), b("v_proj.bias")};
+        L.o = {lt.get(ap + "o_proj.weight"), b("o_proj.bias")};
         L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
         layers_.push_back(std::move(L));
     }

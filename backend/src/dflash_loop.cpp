@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace draftscope {
 
@@ -36,7 +37,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const std::int64_t maxNew = settings.maxNewTokens;
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
     if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
-    if (P + maxNew + B > tc.maxPositions)
+    if (P + B > tc.maxPositions || maxNew > tc.maxPositions - P - B)  // written to avoid overflow
         throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
                     " new tokens + one block of " + std::to_string(B) + " exceeds the target's "
                     "max_position_embeddings of " + std::to_string(tc.maxPositions));
@@ -58,6 +59,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const auto featIdx = drafter.featureIndices();
 
     KVCache targetCache = target.makeCache();
+    const bool hybrid = target.isHybrid();
     KVCache draftCache = drafter.makeCache();
 
     // Prefill: features of every prompt position, anchor from the last row.
@@ -72,9 +74,10 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const std::int64_t maxLen = P + maxNew;
     const auto t1 = Clock::now();
     auto isStop = [&](std::int64_t t) { return std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end(); };
-    if (!settings.ignoreEos && isStop(anchor)) r.stoppedAtEos = true;
-
-    while (start < maxLen && !r.stoppedAtEos) {
+    // As the reference: even a stop token as the first anchor gets one verify step; the
+    // stop check runs after each step over everything committed after the prompt.
+    bool stop = false;
+    while (start < maxLen && !stop) {
         if (cancel && cancel->load()) throw Cancelled();
         std::vector<std::int64_t> blockIds(static_cast<std::size_t>(B), drafter.config().maskTokenId);
         blockIds[0] = anchor;
@@ -82,6 +85,10 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         const auto d = drafter.draft(ctx, block, draftCache);
         const auto drafted = d.logits.argmax(-1);  // [B-1], drafts stay greedy
         const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted});
+        // Hybrid targets: Gated DeltaNet state cannot be cropped, so keep the state before
+        // the block (docs/ENGINE.md, "Hybrid targets: state rollback").
+        std::optional<KVCache::Snapshot> beforeBlock;
+        if (hybrid) beforeBlock = targetCache.snapshot();
         auto v = target.forward(verifyIds, targetCache, {featIdx, 0, {}, {}});
         const auto post = pickTokens(v.logits, settings.temperature, gen);  // [B]
 
@@ -126,23 +133,33 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         out.insert(out.end(), s.drafted.begin(), s.drafted.begin() + acc);
         out.push_back(s.bonusToken);
         start += acc + 1;
-        targetCache.crop(start);
+        if (!hybrid) {
+            targetCache.crop(start);
+        } else if (acc + 1 < B) {
+            // Roll back to the state before the block and re-run the target on the acc + 1
+            // committed tokens only: the cache then equals that of a forward over exactly the
+            // committed tokens (attention rows recomputed too). Nothing to do if all B tokens
+            // were committed. The features and logits of this step stay the verify pass's.
+            targetCache.restore(*beforeBlock);
+            target.forward(verifyIds.narrow(0, 0, acc + 1), targetCache, {{}, acc + 1, {}, {}});
+        }
         ctx = at::cat(v.hidden, -1).narrow(0, 0, acc + 1);
         anchor = s.bonusToken;
         r.acceptanceLengths.push_back(acc + 1);
         if (!settings.ignoreEos)
             for (auto it = out.begin() + P; it != out.end(); ++it)
-                if (isStop(*it)) r.stoppedAtEos = true;
+                if (isStop(*it)) stop = true;
         r.steps.push_back(std::move(s));
         if (progress) progress(std::min(start - P, maxNew), maxNew);
     }
     r.timing.decodeMs = msSince(t1);
 
     if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
-    if (r.stoppedAtEos)
+    if (!settings.ignoreEos)  // cut after the first stop token that survived the truncation
         for (std::size_t i = static_cast<std::size_t>(P); i < out.size(); ++i)
             if (isStop(out[i])) {
                 out.resize(i + 1);
+                r.stoppedAtEos = true;
                 break;
             }
     r.outputIds = std::move(out);
@@ -171,7 +188,8 @@ std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vec
     const auto& tc = target.config();
     const auto P = static_cast<std::int64_t>(promptIds.size());
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
-    if (P + maxNew > tc.maxPositions)
+    if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
+    if (P > tc.maxPositions || maxNew > tc.maxPositions - P)
         throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
                     " new tokens exceeds the target's max_position_embeddings of " + std::to_string(tc.maxPositions));
     const auto longOpts = at::TensorOptions().dtype(at::kLong);

@@ -15,9 +15,11 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
+#include <c10/util/Exception.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 
 namespace draftscope {
@@ -60,6 +62,8 @@ ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const
 }
 
 /// Per-position and histogram statistics of x [T, D] (any dtype), computed in float32.
+/// Non-finite values (a broken checkpoint) are counted and left out of the histogram and
+/// of the outlier median; the per-position statistics then show NaN/inf where they occur.
 HiddenSeriesStats seriesStats(const at::Tensor& xIn, int bins) {
     HiddenSeriesStats s;
     const auto x = xIn.to(at::kFloat);
@@ -68,22 +72,49 @@ HiddenSeriesStats seriesStats(const at::Tensor& xIn, int bins) {
     s.std = toFloatVector(x.std(-1, /*unbiased=*/false));
     s.maxAbs = toFloatVector(x.abs().amax(-1));
     const auto cpu = x.to(at::kCPU);
-    const double lo = cpu.min().item<double>(), hi = cpu.max().item<double>();
+    const auto finite = cpu.masked_select(cpu.isfinite());
+    s.nonFiniteCount = cpu.numel() - finite.numel();
+    double lo = 0, hi = 1;
+    if (finite.numel() > 0) {
+        lo = finite.min().item<double>();
+        hi = finite.max().item<double>();
+    }
     const double top = hi > lo ? hi : lo + 1.0;
-    const auto counts = at::histc(cpu, bins, lo, top).to(at::kLong);
+    const auto counts = finite.numel() > 0 ? at::histc(finite, bins, lo, top).to(at::kLong)
+                                           : at::zeros({bins}, at::TensorOptions().dtype(at::kLong));
     for (int i = 0; i <= bins; ++i) s.histogramEdges.push_back(lo + (top - lo) * i / bins);
     s.histogramCounts.assign(counts.data_ptr<std::int64_t>(), counts.data_ptr<std::int64_t>() + bins);
-    // Robust outliers: RMS above median + 5 * 1.4826 * MAD.
-    std::vector<float> sorted = s.rms;
-    std::sort(sorted.begin(), sorted.end());
-    const float median = sorted[sorted.size() / 2];
-    std::vector<float> dev;
-    for (float v : s.rms) dev.push_back(std::fabs(v - median));
-    std::sort(dev.begin(), dev.end());
-    const float mad = std::max(dev[dev.size() / 2], 1e-6f * std::max(1.0f, median));
+    // Robust outliers: RMS above median + 5 * 1.4826 * MAD over the finite RMS values;
+    // a position whose RMS is not finite is always an outlier.
+    std::vector<float> sorted;
+    for (float v : s.rms)
+        if (std::isfinite(v)) sorted.push_back(v);
+    float threshold = std::numeric_limits<float>::infinity();
+    if (!sorted.empty()) {
+        std::sort(sorted.begin(), sorted.end());
+        const float median = sorted[sorted.size() / 2];
+        std::vector<float> dev;
+        for (float v : sorted) dev.push_back(std::fabs(v - median));
+        std::sort(dev.begin(), dev.end());
+        const float mad = std::max(dev[dev.size() / 2], 1e-6f * std::max(1.0f, median));
+        threshold = median + 5.0f * 1.4826f * mad;
+    }
     for (std::size_t i = 0; i < s.rms.size(); ++i)
-        if (s.rms[i] > median + 5.0f * 1.4826f * mad) s.outlierPositions.push_back(static_cast<std::int64_t>(i));
+        if (!std::isfinite(s.rms[i]) || s.rms[i] > threshold) s.outlierPositions.push_back(static_cast<std::int64_t>(i));
     return s;
+}
+
+/// Runs `body`, turning libtorch's own exceptions into draftscope::Error with `what` as
+/// context, so callers only ever see draftscope::Error (torch messages without backtraces).
+template <class F>
+auto guarded(const char* what, F&& body) -> decltype(body()) {
+    try {
+        return body();
+    } catch (const c10::Error& e) {
+        throw Error(std::string(what) + " failed in libtorch: " + e.what_without_backtrace());
+    } catch (const std::bad_alloc&) {
+        throw Error(std::string(what) + " failed: out of memory");
+    }
 }
 
 }  // namespace
@@ -117,57 +148,61 @@ Engine::Engine() : d_(std::make_unique<Impl>()) { compat::configureThreads(0); }
 Engine::~Engine() = default;
 
 ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& options) {
-    c10::InferenceMode guard;
-    const auto device = compat::parseDevice(options.device);
-    const auto dtype = compat::parseDtype(options.dtype);
-    compat::configureThreads(options.threads);
-    auto config = loadTargetConfig(dir);
-    WeightLoader weights(dir);
-    auto target = std::make_unique<TargetModel>(config, weights, dtype, device);
+    return guarded("loading the target", [&]() {
+        c10::InferenceMode guard;
+        const auto device = compat::parseDevice(options.device);
+        const auto dtype = compat::parseDtype(options.dtype);
+        compat::configureThreads(options.threads);
+        auto config = loadTargetConfig(dir);
+        WeightLoader weights(dir);
+        auto target = std::make_unique<TargetModel>(config, weights, dtype, device);
 
-    std::unique_ptr<Tokenizer> tok;
-    if (fs::exists(fs::path(dir) / "tokenizer.json"))
-        tok = std::make_unique<Tokenizer>(Tokenizer::fromDirectory(dir));
+        std::unique_ptr<Tokenizer> tok;
+        if (fs::exists(fs::path(dir) / "tokenizer.json"))
+            tok = std::make_unique<Tokenizer>(Tokenizer::fromDirectory(dir));
 
-    std::vector<std::int64_t> stops = config.eosTokenIds;
-    const auto gen = fs::path(dir) / "generation_config.json";
-    if (fs::exists(gen)) {
-        try {
-            const auto j = nlohmann::json::parse(readFileToString(gen.string()));
-            if (j.is_object() && j.contains("eos_token_id")) addIds(stops, j["eos_token_id"]);
-        } catch (const nlohmann::json::exception& e) {
-            throw Error("'" + gen.string() + "' is not valid JSON: " + e.what());
+        std::vector<std::int64_t> stops = config.eosTokenIds;
+        const auto gen = fs::path(dir) / "generation_config.json";
+        if (fs::exists(gen)) {
+            try {
+                const auto j = nlohmann::json::parse(readFileToString(gen.string()));
+                if (j.is_object() && j.contains("eos_token_id")) addIds(stops, j["eos_token_id"]);
+            } catch (const nlohmann::json::exception& e) {
+                throw Error("'" + gen.string() + "' is not valid JSON: " + e.what());
+            }
         }
-    }
-    if (tok && tok->eosTokenId()) addIds(stops, *tok->eosTokenId());
+        if (tok && tok->eosTokenId()) addIds(stops, *tok->eosTokenId());
 
-    d_->drafters.clear();
-    d_->drafterSummaries.clear();
-    d_->target = std::move(target);
-    d_->tokenizer = std::move(tok);
-    d_->options = options;
-    d_->device = device;
-    d_->dtype = dtype;
-    d_->stopIds = stops;
-    d_->targetSummary = summarize(config, dir, d_->target->weightReport(), d_->target->parameterCount());
-    return d_->targetSummary;
+        d_->drafters.clear();
+        d_->drafterSummaries.clear();
+        d_->target = std::move(target);
+        d_->tokenizer = std::move(tok);
+        d_->options = options;
+        d_->device = device;
+        d_->dtype = dtype;
+        d_->stopIds = stops;
+        d_->targetSummary = summarize(config, dir, d_->target->weightReport(), d_->target->parameterCount());
+        return d_->targetSummary;
+    });
 }
 
 ModelSummary Engine::loadDrafter(const std::string& dir) {
-    c10::InferenceMode guard;
-    const auto& target = d_->requireTarget();
-    auto config = loadDrafterConfig(dir);
-    WeightLoader weights(dir);
-    auto drafter = std::make_unique<DFlashDrafter>(config, weights, target);
-    auto s = summarize(config.body, dir, drafter->weightReport(), drafter->parameterCount());
-    s.blockSize = config.blockSize;
-    s.maskTokenId = config.maskTokenId;
-    s.targetLayerIds = config.targetLayerIds;
-    s.targetLayerIdsDerived = config.targetLayerIdsDerived;
-    s.warnings = drafter->warnings();
-    d_->drafters.push_back(std::move(drafter));
-    d_->drafterSummaries.push_back(s);
-    return s;
+    return guarded("loading the drafter", [&]() {
+        c10::InferenceMode guard;
+        const auto& target = d_->requireTarget();
+        auto config = loadDrafterConfig(dir);
+        WeightLoader weights(dir);
+        auto drafter = std::make_unique<DFlashDrafter>(config, weights, target);
+        auto s = summarize(config.body, dir, drafter->weightReport(), drafter->parameterCount());
+        s.blockSize = config.blockSize;
+        s.maskTokenId = config.maskTokenId;
+        s.targetLayerIds = config.targetLayerIds;
+        s.targetLayerIdsDerived = config.targetLayerIdsDerived;
+        s.warnings = drafter->warnings();
+        d_->drafters.push_back(std::move(drafter));
+        d_->drafterSummaries.push_back(s);
+        return s;
+    });
 }
 
 int Engine::drafterCount() const { return static_cast<int>(d_->drafters.size()); }
@@ -213,133 +248,176 @@ std::vector<std::int64_t> Engine::encodePrompt(const PromptSpec& prompt) const {
 
 RunResult Engine::run(const PromptSpec& prompt, const RunSettings& settings, const ProgressFn& progress,
                       const std::atomic<bool>* cancel) {
-    c10::InferenceMode guard;
-    const auto& drafter = d_->requireDrafter(settings.drafter);
-    const auto ids = encodePrompt(prompt);
-    static const std::vector<std::int64_t> kNoStops;
-    auto r = runDFlash(*d_->target, drafter, ids, settings, settings.ignoreEos ? kNoStops : d_->stopIds,
-                       progress, cancel);
-    r.device = d_->options.device;
-    r.dtype = d_->options.dtype;
-    return r;
+    return guarded("the DFlash run", [&]() {
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(settings.drafter);
+        const auto ids = encodePrompt(prompt);
+        static const std::vector<std::int64_t> kNoStops;
+        auto r = runDFlash(*d_->target, drafter, ids, settings, settings.ignoreEos ? kNoStops : d_->stopIds,
+                           progress, cancel);
+        r.device = d_->options.device;
+        r.dtype = d_->options.dtype;
+        return r;
+    });
 }
 
 std::vector<std::int64_t> Engine::greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
                                          const std::atomic<bool>* cancel) {
-    c10::InferenceMode guard;
-    const auto& target = d_->requireTarget();
-    static const std::vector<std::int64_t> kNoStops;
-    return greedyDecode(target, encodePrompt(prompt), maxNewTokens, ignoreEos ? kNoStops : d_->stopIds, cancel);
+    return guarded("greedy decoding", [&]() {
+        c10::InferenceMode guard;
+        const auto& target = d_->requireTarget();
+        static const std::vector<std::int64_t> kNoStops;
+        return greedyDecode(target, encodePrompt(prompt), maxNewTokens, ignoreEos ? kNoStops : d_->stopIds, cancel);
+    });
 }
 
 ForwardResult Engine::forward(const PromptSpec& prompt) {
+    return guarded("the target forward", [&]() {
+        c10::InferenceMode guard;
+        const auto& target = d_->requireTarget();
+        ForwardResult r;
+        r.ids = encodePrompt(prompt);
+        const auto& c = target.config();
+        r.numLayers = c.numLayers;
+        r.hiddenSize = c.hiddenSize;
+        r.vocabSize = c.vocabSize;
+        std::vector<std::int64_t> all;
+        for (std::int64_t i = 0; i <= c.numLayers; ++i) all.push_back(i);
+        auto cache = target.makeCache();
+        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}});
+        r.hiddenStates = toFloatVector(at::stack(out.hidden));
+        r.logits = toFloatVector(out.logits);
+        return r;
+    });
+}
+
+std::vector<ForwardResult> Engine::forwardSteps(const std::vector<std::vector<std::int64_t>>& chunks) {
     c10::InferenceMode guard;
     const auto& target = d_->requireTarget();
-    ForwardResult r;
-    r.ids = encodePrompt(prompt);
     const auto& c = target.config();
-    r.numLayers = c.numLayers;
-    r.hiddenSize = c.hiddenSize;
-    r.vocabSize = c.vocabSize;
+    if (chunks.empty()) throw Error("no chunks given: nothing to run the target on");
+    std::int64_t total = 0;
+    for (const auto& chunk : chunks) total += static_cast<std::int64_t>(chunk.size());
+    if (total > c.maxPositions)
+        throw Error("the chunks hold " + std::to_string(total) + " tokens, more than the target's "
+                    "max_position_embeddings of " + std::to_string(c.maxPositions));
     std::vector<std::int64_t> all;
     for (std::int64_t i = 0; i <= c.numLayers; ++i) all.push_back(i);
     auto cache = target.makeCache();
-    const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}});
-    r.hiddenStates = toFloatVector(at::stack(out.hidden));
-    r.logits = toFloatVector(out.logits);
-    return r;
+    std::vector<ForwardResult> out;
+    for (const auto& chunk : chunks) {
+        PromptSpec p;
+        p.kind = PromptSpec::Kind::Ids;
+        p.ids = chunk;
+        ForwardResult r;
+        r.ids = encodePrompt(p);  // validates: non-empty, ids inside the vocabulary
+        r.numLayers = c.numLayers;
+        r.hiddenSize = c.hiddenSize;
+        r.vocabSize = c.vocabSize;
+        const auto o = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}});
+        r.hiddenStates = toFloatVector(at::stack(o.hidden));
+        r.logits = toFloatVector(o.logits);
+        out.push_back(std::move(r));
+    }
+    return out;
 }
 
 DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) {
-    c10::InferenceMode guard;
-    const auto& drafter = d_->requireDrafter(drafterIndex);
-    const auto& target = *d_->target;
-    DraftBlockResult r;
-    r.promptIds = encodePrompt(prompt);
-    const auto P = static_cast<std::int64_t>(r.promptIds.size());
-    r.blockSize = drafter.blockSize();
-    r.hiddenSize = target.config().hiddenSize;
-    r.vocabSize = target.config().vocabSize;
-    auto cache = target.makeCache();
-    const auto pre = target.forward(at::tensor(r.promptIds, at::TensorOptions().dtype(at::kLong)), cache,
-                                    {drafter.featureIndices(), P - 1, {}, {}});
-    r.anchor = pre.logits.argmax(-1).item<std::int64_t>();
-    std::vector<std::int64_t> block(static_cast<std::size_t>(r.blockSize), drafter.config().maskTokenId);
-    block[0] = r.anchor;
-    auto draftCache = drafter.makeCache();
-    const auto out = drafter.draft(at::cat(pre.hidden, -1),
-                                   at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
-                                   draftCache);
-    r.draftHidden = toFloatVector(out.hidden);
-    r.draftLogits = toFloatVector(out.logits);
-    return r;
+    return guarded("the drafter call", [&]() {
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(drafterIndex);
+        const auto& target = *d_->target;
+        DraftBlockResult r;
+        r.promptIds = encodePrompt(prompt);
+        const auto P = static_cast<std::int64_t>(r.promptIds.size());
+        r.blockSize = drafter.blockSize();
+        r.hiddenSize = target.config().hiddenSize;
+        r.vocabSize = target.config().vocabSize;
+        auto cache = target.makeCache();
+        const auto pre = target.forward(at::tensor(r.promptIds, at::TensorOptions().dtype(at::kLong)), cache,
+                                        {drafter.featureIndices(), P - 1, {}, {}});
+        r.anchor = pre.logits.argmax(-1).item<std::int64_t>();
+        std::vector<std::int64_t> block(static_cast<std::size_t>(r.blockSize), drafter.config().maskTokenId);
+        block[0] = r.anchor;
+        auto draftCache = drafter.makeCache();
+        const auto out = drafter.draft(at::cat(pre.hidden, -1),
+                                       at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
+                                       draftCache);
+        r.draftHidden = toFloatVector(out.hidden);
+        r.draftLogits = toFloatVector(out.logits);
+        return r;
+    });
 }
 
 DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int drafterIndex) {
-    c10::InferenceMode guard;
-    const auto& drafter = d_->requireDrafter(drafterIndex);
-    const auto& target = *d_->target;
-    if (step < 0 || step >= static_cast<int>(run.steps.size()))
-        throw Error("verify step " + std::to_string(step) + " out of range (the run has " +
-                    std::to_string(run.steps.size()) + " steps)");
-    const auto& st = run.steps[static_cast<std::size_t>(step)];
-    if (st.start < 1 || st.start > static_cast<std::int64_t>(run.outputIds.size()))
-        throw Error("verify step " + std::to_string(step) + " starts at position " + std::to_string(st.start) +
-                    ", outside the run's " + std::to_string(run.outputIds.size()) + " output tokens");
-    PromptSpec prefix;
-    prefix.kind = PromptSpec::Kind::Ids;
-    prefix.ids.assign(run.outputIds.begin(), run.outputIds.begin() + st.start);
-    const auto ids = encodePrompt(prefix);  // validates ids against the vocabulary
-    const auto B = drafter.blockSize();
-    auto cache = target.makeCache();
-    const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
-                                    {drafter.featureIndices(), st.start, {}, {}});
-    std::vector<std::int64_t> block(static_cast<std::size_t>(B), drafter.config().maskTokenId);
-    block[0] = st.anchor;
-    auto draftCache = drafter.makeCache();
-    const auto out = drafter.draft(at::cat(pre.hidden, -1),
-                                   at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
-                                   draftCache, /*keepAttention=*/true);
-    DrafterAttention a;
-    a.step = step;
-    a.numLayers = static_cast<std::int64_t>(out.attention.size());
-    a.numHeads = out.attention.front().size(0);
-    a.numQueries = B;
-    a.numKeys = st.start + B;
-    for (std::int64_t j = 0; j < B; ++j) a.queryPositions.push_back(st.start + j);
-    for (std::int64_t k = 0; k < a.numKeys; ++k) a.keyPositions.push_back(k);
-    a.keyTokens = ids;
-    a.keyTokens.insert(a.keyTokens.end(), block.begin(), block.end());
-    a.weights = toFloatVector(at::stack(out.attention));
-    return a;
+    return guarded("computing the drafter attention", [&]() {
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(drafterIndex);
+        const auto& target = *d_->target;
+        if (step < 0 || step >= static_cast<int>(run.steps.size()))
+            throw Error("verify step " + std::to_string(step) + " out of range (the run has " +
+                        std::to_string(run.steps.size()) + " steps)");
+        const auto& st = run.steps[static_cast<std::size_t>(step)];
+        if (st.start < 1 || st.start > static_cast<std::int64_t>(run.outputIds.size()))
+            throw Error("verify step " + std::to_string(step) + " starts at position " + std::to_string(st.start) +
+                        ", outside the run's " + std::to_string(run.outputIds.size()) + " output tokens");
+        PromptSpec prefix;
+        prefix.kind = PromptSpec::Kind::Ids;
+        prefix.ids.assign(run.outputIds.begin(), run.outputIds.begin() + st.start);
+        const auto ids = encodePrompt(prefix);  // validates ids against the vocabulary
+        const auto B = drafter.blockSize();
+        auto cache = target.makeCache();
+        const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
+                                        {drafter.featureIndices(), st.start, {}, {}});
+        std::vector<std::int64_t> block(static_cast<std::size_t>(B), drafter.config().maskTokenId);
+        block[0] = st.anchor;
+        auto draftCache = drafter.makeCache();
+        const auto out = drafter.draft(at::cat(pre.hidden, -1),
+                                       at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
+                                       draftCache, /*keepAttention=*/true);
+        DrafterAttention a;
+        a.step = step;
+        a.numLayers = static_cast<std::int64_t>(out.attention.size());
+        a.numHeads = out.attention.front().size(0);
+        a.numQueries = B;
+        a.numKeys = st.start + B;
+        for (std::int64_t j = 0; j < B; ++j) a.queryPositions.push_back(st.start + j);
+        for (std::int64_t k = 0; k < a.numKeys; ++k) a.keyPositions.push_back(k);
+        a.keyTokens = ids;
+        a.keyTokens.insert(a.keyTokens.end(), block.begin(), block.end());
+        a.weights = toFloatVector(at::stack(out.attention));
+        return a;
+    });
 }
 
 HiddenStateStats Engine::hiddenStateStats(const PromptSpec& prompt, int drafterIndex, int histogramBins) {
-    c10::InferenceMode guard;
-    const auto& drafter = d_->requireDrafter(drafterIndex);
-    const auto& target = *d_->target;
-    if (histogramBins < 1) throw Error("histogram needs at least one bin");
-    HiddenStateStats r;
-    r.ids = encodePrompt(prompt);
-    const auto& tc = target.config();
-    auto cache = target.makeCache();
-    const auto indices = drafter.featureIndices();
-    const auto T = static_cast<std::int64_t>(r.ids.size());
-    const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {indices, T, {}, {}});
-    for (std::size_t i = 0; i < indices.size(); ++i) {
-        auto s = seriesStats(out.hidden[i], histogramBins);
-        const auto id = indices[i] - 1;
-        s.layerId = id;
-        s.layerType = tc.layerTypes.at(static_cast<std::size_t>(id));
-        s.name = "target layer " + std::to_string(id) + " (hidden_states[" + std::to_string(indices[i]) + "]" +
-                 (indices[i] == tc.numLayers ? ", after the final norm)" : ")");
-        r.series.push_back(std::move(s));
-    }
-    auto ctx = seriesStats(drafter.projectContext(at::cat(out.hidden, -1)), histogramBins);
-    ctx.name = "drafter context (fc + hidden_norm)";
-    ctx.layerType = "fc + hidden_norm";
-    r.series.push_back(std::move(ctx));
-    return r;
+    return guarded("computing hidden-state statistics", [&]() {
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(drafterIndex);
+        const auto& target = *d_->target;
+        if (histogramBins < 1) throw Error("histogram needs at least one bin");
+        HiddenStateStats r;
+        r.ids = encodePrompt(prompt);
+        const auto& tc = target.config();
+        auto cache = target.makeCache();
+        const auto indices = drafter.featureIndices();
+        const auto T = static_cast<std::int64_t>(r.ids.size());
+        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {indices, T, {}, {}});
+        for (std::size_t i = 0; i < indices.size(); ++i) {
+            auto s = seriesStats(out.hidden[i], histogramBins);
+            const auto id = indices[i] - 1;
+            s.layerId = id;
+            s.layerType = tc.layerTypes.at(static_cast<std::size_t>(id));
+            s.name = "target layer " + std::to_string(id) + " (hidden_states[" + std::to_string(indices[i]) + "]" +
+                     (indices[i] == tc.numLayers ? ", after the final norm)" : ")");
+            r.series.push_back(std::move(s));
+        }
+        auto ctx = seriesStats(drafter.projectContext(at::cat(out.hidden, -1)), histogramBins);
+        ctx.name = "drafter context (fc + hidden_norm)";
+        ctx.layerType = "fc + hidden_norm";
+        r.series.push_back(std::move(ctx));
+        return r;
+    });
 }
 
 }  // namespace draftscope

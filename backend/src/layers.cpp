@@ -12,6 +12,8 @@ at::Tensor LoadTarget::get(const std::string& name) const { return weights.load(
 at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
     const auto xf = x.to(at::kFloat);
     const auto var = xf.pow(2).mean(-1, /*keepdim=*/true);
+    if (zeroCentered)  // HF Qwen3_5RMSNorm: (x * (1 + w.float())).type_as(x)
+        return (xf * at::rsqrt(var + eps) * (1.0 + weight.to(at::kFloat))).to(x.scalar_type());
     return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
 }
 
@@ -104,11 +106,47 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::T
 void KVCache::crop(std::int64_t length) {
     if (length > length_ || length < 0)
         throw Error("cannot crop a KV cache of " + std::to_string(length_) + " rows to " + std::to_string(length));
+    if (length < length_ && hasLinearState())
+        throw Error("cannot crop the cache of a hybrid target from " + std::to_string(length_) + " to " +
+                    std::to_string(length) + " tokens: Gated DeltaNet state cannot be cropped; restore a "
+                    "snapshot taken before the rejected tokens instead");
     length_ = length;
+}
+
+void KVCache::clear() {
+    length_ = 0;
+    for (auto& s : linear_) s = {};
+}
+
+LinearAttentionState& KVCache::linearState(std::size_t layer) {
+    if (layer >= linear_.size())
+        throw Error("cache layer " + std::to_string(layer) + " out of range (" + std::to_string(linear_.size()) +
+                    " layers)");
+    return linear_[layer];
+}
+
+bool KVCache::hasLinearState() const {
+    for (const auto& s : linear_)
+        if (s.conv.defined() || s.recurrent.defined()) return true;
+    return false;
+}
+
+void KVCache::restore(const Snapshot& s) {
+    if (s.length > length_ || s.length < 0)
+        throw Error("cannot restore a cache snapshot of " + std::to_string(s.length) + " tokens into a cache of " +
+                    std::to_string(length_) + " tokens (the snapshot is not from this cache)");
+    if (s.linear.size() != linear_.size())
+        throw Error("cannot restore a cache snapshot of " + std::to_string(s.linear.size()) +
+                    " layers into a cache of " + std::to_string(linear_.size()) + " layers");
+    length_ = s.length;
+    linear_ = s.linear;
 }
 
 void KVCache::compact(std::int64_t prefix, const std::vector<std::int64_t>& rows) {
     if (prefix > length_) throw Error("KV cache compaction prefix beyond cache length");
+    if (hasLinearState())
+        throw Error("cannot compact the cache of a hybrid target to a tree path: Gated DeltaNet state "
+                    "is sequential (tree verification is not supported for hybrid targets)");
     if (!rows.empty()) {
         const auto idx = at::tensor(rows, at::TensorOptions().dtype(at::kLong));
         for (std::size_t l = 0; l < keys_.size(); ++l) {

@@ -26,9 +26,12 @@ struct LoadTarget {
 
 /// Qwen3/Llama RMSNorm: normalise in float32, cast back to the input dtype, multiply by w.
 /// (HF Qwen3RMSNorm.) x: [..., D]; returns x's shape and dtype.
+/// With `zeroCentered` (HF Qwen3_5RMSNorm): normalise in float32, multiply by (1 + w) in
+/// float32, then cast to the input dtype; the checkpoint stores w centred on 0.
 struct RmsNorm {
     at::Tensor weight;  ///< [D]
     double eps = 1e-6;
+    bool zeroCentered = false;
     at::Tensor operator()(const at::Tensor& x) const;
 };
 
@@ -65,26 +68,60 @@ private:
     at::Tensor invFreq_;  ///< float32 [rotaryDim / 2]
 };
 
+/// State of one Gated DeltaNet (linear_attention) layer after the committed tokens, as HF
+/// `LinearAttentionLayer` keeps it. Both tensors are undefined before the layer's first
+/// forward ("no previous state"). The layer replaces the tensors after each forward and
+/// never writes into them, so copies of this struct are cheap, independent snapshots.
+struct LinearAttentionState {
+    at::Tensor conv;       ///< [conv_dim, kernel]: the last `kernel` conv inputs, compute dtype
+    at::Tensor recurrent;  ///< [value heads, key head dim, value head dim], float32
+};
+
 /// Per-layer key/value cache of shape [Hkv, capacity, D] per tensor. Rows [0, length) are
 /// committed; append() writes after them and returns views that include the new rows, and
 /// the caller commits with advance() or drops them by not advancing. crop() shortens.
+/// Hybrid targets also keep a LinearAttentionState per linear_attention layer; that state
+/// summarises every committed token and cannot be cropped: take a snapshot() before a
+/// forward that may be rejected and restore() it (see docs/ENGINE.md, "Hybrid targets").
 class KVCache {
 public:
-    explicit KVCache(std::int64_t numLayers = 0) : keys_(numLayers), values_(numLayers) {}
+    explicit KVCache(std::int64_t numLayers = 0)
+        : keys_(numLayers), values_(numLayers), linear_(static_cast<std::size_t>(numLayers)) {}
     std::int64_t length() const { return length_; }
     /// Writes k, v ([Hkv, T, D]) at rows [length, length+T) of layer `layer`; returns the
     /// cached keys and values for rows [0, length+T).
     std::pair<at::Tensor, at::Tensor> append(std::size_t layer, const at::Tensor& k, const at::Tensor& v);
     void advance(std::int64_t rows) { length_ += rows; }
-    /// Keeps only the first `length` rows. Throws Error if length > current length.
+    /// Keeps only the first `length` rows. Throws Error if length > current length, or if
+    /// length < current length and the cache holds linear-attention state (use restore()).
     void crop(std::int64_t length);
     /// Keeps rows [0, prefix) and then `rows` (absolute row indices >= prefix), in order;
     /// the new length is prefix + rows.size(). Used to compact to an accepted tree path.
+    /// Throws Error if the cache holds linear-attention state.
     void compact(std::int64_t prefix, const std::vector<std::int64_t>& rows);
-    void clear() { length_ = 0; }
+    /// Drops every row and every linear-attention state.
+    void clear();
+
+    /// Linear-attention state of `layer` (throws Error if out of range).
+    LinearAttentionState& linearState(std::size_t layer);
+    /// True if some layer holds linear-attention state (a hybrid target has run on it).
+    bool hasLinearState() const;
+
+    /// The committed length and every layer's linear-attention state (shared tensors, no
+    /// copy: see LinearAttentionState). Keys/values need no copy: rows below the length are
+    /// never rewritten by later appends.
+    struct Snapshot {
+        std::int64_t length = 0;
+        std::vector<LinearAttentionState> linear;
+    };
+    Snapshot snapshot() const { return {length_, linear_}; }
+    /// Returns to `s` (taken from this cache): length s.length, the snapshot's states.
+    /// Throws Error if s.length exceeds the current length or the layer count differs.
+    void restore(const Snapshot& s);
 
 private:
     std::vector<at::Tensor> keys_, values_;
+    std::vector<LinearAttentionState> linear_;
     std::int64_t length_ = 0;
 };
 

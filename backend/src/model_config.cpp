@@ -177,13 +177,46 @@ void parseTransformer(const Fields& f, TransformerConfig& c) {
             throw Error("'" + f.path() + "': layer_types has " +
                         std::to_string(c.layerTypes.size()) + " entries, expected num_hidden_layers = " +
                         std::to_string(c.numLayers));
+    } else if (c.family == TargetFamily::Qwen3_5) {
+        // HF Qwen3_5TextConfig: every full_attention_interval-th layer is full attention.
+        const auto interval = f.positiveInt("full_attention_interval", 4);
+        for (std::int64_t i = 0; i < c.numLayers; ++i)
+            c.layerTypes.push_back((i + 1) % interval ? "linear_attention" : "full_attention");
     } else {
         c.layerTypes.assign(static_cast<std::size_t>(c.numLayers), "full_attention");
     }
-    for (const auto& t : c.layerTypes)
-        if (t != "full_attention")
-            throw Error("'" + f.path() + "': layer type '" + t +
-                        "' is not supported by this engine yet (only full_attention layers)");
+    for (const auto& t : c.layerTypes) {
+        if (t == "full_attention") continue;
+        if (t == "linear_attention" && c.family == TargetFamily::Qwen3_5) continue;
+        throw Error("'" + f.path() + "': layer type '" + t + "' is not supported " +
+                    (c.family == TargetFamily::Qwen3_5
+                         ? std::string("(Qwen3.5 layers are full_attention or linear_attention)")
+                         : std::string("for this architecture (only full_attention layers; linear_attention "
+                                       "needs a Qwen3_5 architecture)")));
+    }
+    if (c.family == TargetFamily::Qwen3_5) {
+        // HF Qwen3_5TextConfig defaults when the config does not say: rope_theta 1e7 and
+        // partial_rotary_factor 0.25.
+        auto given = [&](const char* key) {
+            if (f.has(key)) return true;
+            for (const char* group : {"rope_parameters", "rope_scaling"})
+                if (f.has(group) && f.raw(group).is_object() && f.raw(group).contains(key) &&
+                    !f.raw(group)[key].is_null())
+                    return true;
+            return false;
+        };
+        if (!given("rope_theta")) c.rope.theta = 1e7;
+        if (!given("partial_rotary_factor")) c.rope.partialRotaryFactor = 0.25;
+        auto& la = c.linearAttention;
+        la.numKeyHeads = f.positiveInt("linear_num_key_heads", la.numKeyHeads);
+        la.numValueHeads = f.positiveInt("linear_num_value_heads", la.numValueHeads);
+        la.keyHeadDim = f.positiveInt("linear_key_head_dim", la.keyHeadDim);
+        la.valueHeadDim = f.positiveInt("linear_value_head_dim", la.valueHeadDim);
+        la.convKernel = f.positiveInt("linear_conv_kernel_dim", la.convKernel);
+        if (la.numValueHeads % la.numKeyHeads != 0)
+            throw Error("'" + f.path() + "': linear_num_value_heads (" + std::to_string(la.numValueHeads) +
+                        ") is not a multiple of linear_num_key_heads (" + std::to_string(la.numKeyHeads) + ")");
+    }
     if (f.has("eos_token_id")) {
         const auto& e = f.raw("eos_token_id");
         if (e.is_number_integer()) c.eosTokenIds = {e.get<std::int64_t>()};
@@ -210,6 +243,8 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         {"Qwen2ForCausalLM", TargetFamily::Qwen2},
         {"LlamaForCausalLM", TargetFamily::Llama},
         {"MistralForCausalLM", TargetFamily::Llama},
+        {"Qwen3_5ForCausalLM", TargetFamily::Qwen3_5},
+        {"Qwen3_5ForConditionalGeneration", TargetFamily::Qwen3_5},
     };
     bool known = false;
     for (const auto& [name, family] : kSupported)
@@ -222,7 +257,8 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
             throw Error("'" + path + "' describes a DFlash drafter (DFlashDraftModel), not a target model; pass it as the drafter");
         throw Error("'" + path + "': architecture '" + c.architecture +
                     "' is not supported (supported targets: Qwen3ForCausalLM, Qwen2ForCausalLM, "
-                    "LlamaForCausalLM, MistralForCausalLM)");
+                    "LlamaForCausalLM, MistralForCausalLM, Qwen3_5ForCausalLM, "
+                    "Qwen3_5ForConditionalGeneration)");
     }
 
     // Vision-language checkpoints nest the language model's fields under text_config.

@@ -252,14 +252,16 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& 
               [](const TensorInfo& a, const TensorInfo& b) {
                   return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
               });
-    for (std::size_t i = 1; i < f->tensors_.size(); ++i) {
-        const auto& a = f->tensors_[i - 1];
-        const auto& b = f->tensors_[i];
-        if (b.begin < a.end && b.byteSize() > 0 && a.byteSize() > 0)
-            fail(path, "tensors '" + a.name + "' [" + std::to_string(a.begin) + ", " +
-                           std::to_string(a.end) + ") and '" + b.name + "' [" +
-                           std::to_string(b.begin) + ", " + std::to_string(b.end) +
-                           ") overlap");
+    // Sorted by begin: a non-empty tensor overlaps an earlier one iff it starts before the
+    // furthest end seen so far among the non-empty tensors.
+    const TensorInfo* furthest = nullptr;
+    for (const auto& t : f->tensors_) {
+        if (t.byteSize() == 0) continue;
+        if (furthest && t.begin < furthest->end)
+            fail(path, "tensors '" + furthest->name + "' [" + std::to_string(furthest->begin) + ", " +
+                           std::to_string(furthest->end) + ") and '" + t.name + "' [" +
+                           std::to_string(t.begin) + ", " + std::to_string(t.end) + ") overlap");
+        if (!furthest || t.end > furthest->end) furthest = &t;
     }
     for (std::size_t i = 0; i < f->tensors_.size(); ++i) f->index_[f->tensors_[i].name] = i;
     return f;

@@ -11,6 +11,10 @@ namespace draftscope {
 namespace {
 /// Llama's attention_bias also adds an o_proj bias; Qwen2's q/k/v bias does not.
 bool hasOutputBias(const TransformerConfig& c) { return c.attentionBias && c.family == TargetFamily::Llama; }
+bool isQwen3_5(const TransformerConfig& c) { return c.family == TargetFamily::Qwen3_5; }
+bool isLinearLayer(const TransformerConfig& c, std::int64_t l) {
+    return c.layerTypes.at(static_cast<std::size_t>(l)) == "linear_attention";
+}
 }  // namespace
 
 std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c) {
@@ -24,6 +28,12 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c)
         const auto lp = p + "layers." + std::to_string(l) + ".";
         s.push_back({lp + "input_layernorm.weight", {H}});
         s.push_back({lp + "post_attention_layernorm.weight", {H}});
+        if (isQwen3_5(c)) {
+            if (isLinearLayer(c, l)) GatedDeltaNet::specs(s, lp + "linear_attn.", c);
+            else GatedAttention::specs(s, lp + "self_attn.", c);
+            SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+            continue;
+        }
         s.push_back({lp + "self_attn.q_proj.weight", {c.numHeads * D, H}});
         s.push_back({lp + "self_attn.k_proj.weight", {c.numKvHeads * D, H}});
         s.push_back({lp + "self_attn.v_proj.weight", {c.numKvHeads * D, H}});
@@ -59,13 +69,21 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
     const double eps = config_.rmsNormEps;
     embedTokens_ = lt.get(p + "embed_tokens.weight");
     lmHead_ = config_.tieWordEmbeddings ? embedTokens_ : lt.get("lm_head.weight");
-    finalNorm_ = {lt.get(p + "norm.weight"), eps};
+    const bool centred = isQwen3_5(config_);  // Qwen3_5RMSNorm scales by (1 + w)
+    finalNorm_ = {lt.get(p + "norm.weight"), eps, centred};
     for (std::int64_t l = 0; l < config_.numLayers; ++l) {
         const auto lp = p + "layers." + std::to_string(l) + ".";
         const auto ap = lp + "self_attn.";
         Layer L;
-        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps};
-        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps};
+        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps, centred};
+        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps, centred};
+        if (isQwen3_5(config_)) {
+            if (isLinearLayer(config_, l)) L.deltaNet = GatedDeltaNet::load(lt, lp + "linear_attn.", config_);
+            else L.gatedAttention = GatedAttention::load(lt, ap, config_);
+            L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+            layers_.push_back(std::move(L));
+            continue;
+        }
         const bool bias = config_.attentionBias;
         L.q = {lt.get(ap + "q_proj.weight"), bias ? lt.get(ap + "q_proj.bias") : at::Tensor()};
         L.k = {lt.get(ap + "k_proj.weight"), bias ? lt.get(ap + "k_proj.bias") : at::Tensor()};
@@ -105,6 +123,13 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
     const at::Tensor positions = req.positions ? req.positions->to(device_) : at::arange(past, past + T, longOpts);
     const auto [cos, sin] = rotary_.cosSin(positions, dtype_);
 
+    const bool hybrid = isQwen3_5(config_);
+    if (hybrid && req.visible)
+        throw Error("a custom attention mask (tree verification) is not supported for the hybrid target '" +
+                    config_.architecture + "': its Gated DeltaNet layers only run causally");
+    if (hybrid && past > 0 && !cache.hasLinearState() && config_.isHybrid())
+        throw Error("the cache holds " + std::to_string(past) + " tokens but no Gated DeltaNet state: it was not "
+                    "filled by this hybrid target");
     std::optional<at::Tensor> visible = req.visible;
     if (visible) {
         visible = visible->to(device_);
@@ -126,6 +151,14 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
     for (std::int64_t l = 0; l < L; ++l) {
         const auto& layer = layers_[static_cast<std::size_t>(l)];
         const auto xn = layer.inputNorm(x);
+        if (hybrid) {
+            const auto li = static_cast<std::size_t>(l);
+            x = x + (layer.deltaNet ? layer.deltaNet->forward(xn, cache.linearState(li))
+                                    : layer.gatedAttention->forward(xn, cos, sin, cache, li, visible));
+            x = x + layer.mlp(layer.postNorm(x));
+            if (l + 1 < L) keep(l + 1, x);
+            continue;
+        }
         auto q = layer.q(xn).view({T, Hq, D});
         auto k = layer.k(xn).view({T, Hkv, D});
         auto v = layer.v(xn).view({T, Hkv, D});

@@ -1,8 +1,12 @@
 #pragma once
-// Dense decoder-only target models (Qwen3, Qwen2, Llama 3.x) with a croppable KV cache.
-// Semantics: HF transformers modeling_qwen3.py / modeling_llama.py (eager attention).
+// Decoder-only target models: dense (Qwen3, Qwen2, Llama 3.x) with a croppable KV cache, and
+// the Qwen3.5 hybrid (Gated DeltaNet + gated attention layers) whose cache also carries
+// recurrent state. Semantics: HF transformers modeling_qwen3.py / modeling_llama.py (eager
+// attention) and modeling_qwen3_5.py (torch fallbacks, no fla kernels).
 
 #include "draftscope/model_config.h"
+#include "gated_attention.h"
+#include "gated_deltanet.h"
 #include "layers.h"
 #include "weight_loader.h"
 
@@ -23,7 +27,8 @@ struct TargetForwardRequest {
     /// Optional per-row absolute positions (int64 [T]); default start..start+T-1.
     std::optional<at::Tensor> positions;
     /// Optional visibility of the new rows over [cache rows | new rows]: bool [T, cache+T].
-    /// Default: causal (row i sees cache rows and new rows 0..i).
+    /// Default: causal (row i sees cache rows and new rows 0..i). Not allowed for hybrid
+    /// targets (their recurrent layers are strictly causal).
     std::optional<at::Tensor> visible;
 };
 
@@ -47,7 +52,11 @@ public:
     std::int64_t parameterCount() const { return parameters_; }
 
     /// Runs ids (int64 [T] on any device) at positions cache.length() .. +T-1 (or
-    /// request.positions), appending their keys/values to `cache` and committing them.
+    /// request.positions), appending their keys/values to `cache` and committing them; for
+    /// hybrid targets it also advances each linear_attention layer's state in `cache` (HF
+    /// semantics: chunk rule for prefill and multi-token steps, recurrent rule for single
+    /// tokens on a cache). Throws Error for a hidden index outside 0..L, or a `visible`
+    /// mask on a hybrid target.
     TargetForwardResult forward(const at::Tensor& ids, KVCache& cache, const TargetForwardRequest& request) const;
 
     /// Embedding rows for ids (int64 [T]) -> [T, H].
@@ -55,6 +64,9 @@ public:
     /// LM head: [T, H] (already normed) -> float32 logits [T, V].
     at::Tensor lmHead(const at::Tensor& normedHidden) const;
     KVCache makeCache() const { return KVCache(config_.numLayers); }
+    /// True for targets with linear_attention layers: their cache cannot be cropped, only
+    /// restored from a KVCache::Snapshot.
+    bool isHybrid() const { return config_.isHybrid(); }
 
     /// The tensors this architecture expects in a checkpoint.
     static std::vector<TensorSpec> expectedTensors(const TransformerConfig& config);
@@ -62,8 +74,10 @@ public:
 private:
     struct Layer {
         RmsNorm inputNorm, postNorm;
-        Linear q, k, v, o;
+        Linear q, k, v, o;  ///< dense attention (unused by Qwen3_5 layers)
         std::optional<RmsNorm> qNorm, kNorm;
+        std::optional<GatedDeltaNet> deltaNet;          ///< Qwen3_5 linear_attention
+        std::optional<GatedAttention> gatedAttention;   ///< Qwen3_5 full_attention
         SwiGluMlp mlp;
     };
     TransformerConfig config_;

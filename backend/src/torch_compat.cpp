@@ -66,7 +66,6 @@ at::Device parseDevice(const std::string& name) {
 at::ScalarType parseDtype(const std::string& name) {
     if (name == "float32" || name == "fp32" || name == "f32") return at::kFloat;
     if (name == "bfloat16" || name == "bf16") return at::kBFloat16;
-    if (name == "float16" || name == "fp16" || name == "f16") return at::kHalf;
     throw Error("invalid dtype '" + name + "' (expected float32 or bfloat16)");
 }
 

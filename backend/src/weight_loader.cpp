@@ -104,6 +104,8 @@ std::vector<std::int64_t> WeightLoader::shape(const std::string& name) const {
     return where_.at(name).info->shape;
 }
 
+DType WeightLoader::dtype(const std::string& name) const { return where_.at(name).info->dtype; }
+
 WeightReport WeightLoader::check(const std::vector<TensorSpec>& specs,
                                  const std::vector<std::string>& ignoredPrefixes) const {
     WeightReport r;

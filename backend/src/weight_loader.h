@@ -42,6 +42,8 @@ public:
     std::vector<std::string> names() const;
     /// Shape of `name` (must exist).
     std::vector<std::int64_t> shape(const std::string& name) const;
+    /// Stored dtype of `name` (must exist).
+    DType dtype(const std::string& name) const;
 
     /// Compares `specs` with the checkpoint. Tensors under `ignoredPrefixes` are reported
     /// as ignored rather than unexpected. Throws Error listing every missing and mismatched

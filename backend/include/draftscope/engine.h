@@ -78,6 +78,15 @@ public:
                                      const std::atomic<bool>* cancel = nullptr);
     /// Target forward over the prompt: every hidden state (HF convention) and all logits.
     ForwardResult forward(const PromptSpec& prompt);
+    /// Runs successive chunks of token ids through one target cache, as successive HF
+    /// `model(chunk, past_key_values=cache)` calls: the first chunk is the prefill, each
+    /// later chunk continues at the next positions (a 1-token chunk is a decode step, a
+    /// longer one a verify block; on hybrid targets this selects HF's recurrent or chunked
+    /// Gated DeltaNet path). Returns, per chunk, its ids, every hidden state [L+1, T, H]
+    /// (HF convention) and all logits [T, V]. Throws Error if no target is loaded, a chunk
+    /// is empty or holds ids outside the vocabulary, or the total exceeds
+    /// max_position_embeddings.
+    std::vector<ForwardResult> forwardSteps(const std::vector<std::vector<std::int64_t>>& chunks);
     /// One drafter call after prefilling the prompt (see DraftBlockResult).
     DraftBlockResult draftBlock(const PromptSpec& prompt, int drafter = 0);
 

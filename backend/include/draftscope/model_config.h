@@ -16,6 +16,19 @@ enum class TargetFamily {
     Qwen3,  ///< Qwen3 dense: per-head RMSNorm on q and k, no bias.
     Qwen2,  ///< Qwen2 dense: q/k/v bias, no q/k norm.
     Llama,  ///< Llama 2/3.x: no q/k norm, optional bias, llama3 rope scaling.
+    /// Qwen3.5 hybrid (HF `modeling_qwen3_5.py`): `linear_attention` (Gated DeltaNet) and
+    /// `full_attention` (gated softmax attention) layers per `layer_types`, `(1 + w)` RMSNorms.
+    Qwen3_5,
+};
+
+/// Gated DeltaNet hyper-parameters of a hybrid target (HF `Qwen3_5TextConfig.linear_*`;
+/// defaults are HF's). Unused for dense targets.
+struct LinearAttentionConfig {
+    std::int64_t numKeyHeads = 16;    ///< `linear_num_key_heads` (query/key heads)
+    std::int64_t numValueHeads = 32;  ///< `linear_num_value_heads`, a multiple of numKeyHeads
+    std::int64_t keyHeadDim = 128;    ///< `linear_key_head_dim`
+    std::int64_t valueHeadDim = 128;  ///< `linear_value_head_dim`
+    std::int64_t convKernel = 4;      ///< `linear_conv_kernel_dim` (causal depthwise conv width)
 };
 
 /// Rotary embedding parameters. `type` is "default", "linear" or "llama3".
@@ -48,7 +61,9 @@ struct TransformerConfig {
     bool tieWordEmbeddings = false;
     bool attentionBias = false;
     std::string hiddenAct = "silu";
-    std::vector<std::string> layerTypes;  ///< per layer, e.g. "full_attention"
+    /// Per layer: "full_attention", or "linear_attention" (Gated DeltaNet, Qwen3_5 only).
+    std::vector<std::string> layerTypes;
+    LinearAttentionConfig linearAttention;  ///< Qwen3_5 only
     std::vector<std::int64_t> eosTokenIds;
     /// `dtype` (5.x) or `torch_dtype` (4.x): the dtype the checkpoint was saved in, e.g.
     /// "bfloat16"; empty if the config does not say.
@@ -56,6 +71,14 @@ struct TransformerConfig {
     /// Prefix of the language model's tensors: "model." (text-only) or
     /// "model.language_model." (vision-language layout).
     std::string weightPrefix = "model.";
+
+    /// True if any layer is a recurrent (linear_attention) layer: its cache then carries
+    /// state that cannot be cropped (see KVCache::snapshot in the backend).
+    bool isHybrid() const {
+        for (const auto& t : layerTypes)
+            if (t != "full_attention") return true;
+        return false;
+    }
 };
 
 /// A DFlash drafter's configuration (DFLASH.md section 1).

@@ -120,7 +120,8 @@ struct HiddenSeriesStats {
     std::string layerType;     ///< e.g. "full_attention"; "fc + hidden_norm" for the drafter
     std::vector<float> rms, mean, std, maxAbs;  ///< [T] over the hidden dimension
     std::vector<double> histogramEdges;         ///< [bins+1] over all values of the series
-    std::vector<std::int64_t> histogramCounts;  ///< [bins]
+    std::vector<std::int64_t> histogramCounts;  ///< [bins], finite values only
+    std::int64_t nonFiniteCount = 0;            ///< NaN/inf values in the series (a broken checkpoint)
     /// Positions whose RMS exceeds median + 5 * 1.4826 * MAD of the series' RMS (robust z > 5).
     std::vector<std::int64_t> outlierPositions;
 };

@@ -1,0 +1,69 @@
+#pragma once
+// Gated DeltaNet token mixer of Qwen3.5 `linear_attention` layers, as HF transformers 5.x
+// `Qwen3_5GatedDeltaNet` with its torch fallbacks (no fla / causal-conv1d kernels):
+// `causal_conv1d_fn` / `causal_conv1d_update`, `torch_chunk_gated_delta_rule` (chunk 64) and
+// `torch_recurrent_gated_delta_rule`, `Qwen3_5RMSNormGated`. Activations are 2-D [T, H].
+
+#include "draftscope/model_config.h"
+#include "layers.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+struct TensorSpec;
+
+/// Gated RMSNorm of the DeltaNet output (HF Qwen3_5RMSNormGated, plain w, not 1 + w):
+/// y = (w * norm(x).to(dtype) * silu(gate.float())).to(dtype), norm in float32.
+struct GatedRmsNorm {
+    at::Tensor weight;  ///< [value head dim]
+    double eps = 1e-6;
+    /// x, gate: [N, value head dim] in the compute dtype; returns x's shape and dtype.
+    at::Tensor operator()(const at::Tensor& x, const at::Tensor& gate) const;
+};
+
+/// The gated delta rule over a sequence (HF `torch_chunk_gated_delta_rule`, chunk size
+/// `chunk`), in float32. q, k: [T, Hk, Dk]; v: [T, Hv, Dv] (Hv a multiple of Hk; each q/k
+/// head serves Hv/Hk consecutive value heads); g (log decay), beta: [T, Hv].
+/// q and k are l2-normalised inside and q is scaled by Dk^-0.5. `initial`: float32
+/// [Hv, Dk, Dv] or undefined (zeros). Returns the output [T, Hv, Dv] in q's dtype and the
+/// final state (float32 [Hv, Dk, Dv]).
+std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                      const at::Tensor& g, const at::Tensor& beta,
+                                                      const at::Tensor& initial, std::int64_t chunk = 64);
+
+/// The same rule token by token (HF `torch_recurrent_gated_delta_rule`), used by HF for
+/// single-token steps on a cache. Same arguments and results as chunkGatedDeltaRule.
+std::pair<at::Tensor, at::Tensor> recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k,
+                                                          const at::Tensor& v, const at::Tensor& g,
+                                                          const at::Tensor& beta, const at::Tensor& initial);
+
+/// One Gated DeltaNet mixer (weights under `<layer>.linear_attn.`).
+class GatedDeltaNet {
+public:
+    /// Loads the mixer's tensors under `prefix` (ending in "linear_attn.").
+    static GatedDeltaNet load(const LoadTarget& lt, const std::string& prefix, const TransformerConfig& c);
+    /// The checkpoint tensors under `prefix` and their shapes.
+    static void specs(std::vector<TensorSpec>& out, const std::string& prefix, const TransformerConfig& c);
+
+    /// Mixes x ([T, H], already input-normed, compute dtype) given the layer's state after
+    /// the committed tokens, and replaces `state` with the state after x's tokens.
+    /// As HF: without previous state (state.conv undefined) the conv sees zero padding and
+    /// the chunk rule starts from zeros; with previous state the conv window continues
+    /// from state.conv, a single token takes the recurrent rule and several tokens (a
+    /// verify block) the chunk rule from state.recurrent. Returns [T, H].
+    at::Tensor forward(const at::Tensor& x, LinearAttentionState& state) const;
+
+private:
+    Linear inQkv_, inZ_, inB_, inA_, out_;
+    at::Tensor convWeight_;  ///< [conv_dim, 1, kernel]
+    at::Tensor aLog_, dtBias_;  ///< [Hv]
+    GatedRmsNorm norm_;
+    std::int64_t hk_ = 0, hv_ = 0, dk_ = 0, dv_ = 0, kernel_ = 0;
+};
+
+}  // namespace draftscope

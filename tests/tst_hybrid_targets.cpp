@@ -1,0 +1,249 @@
+// Qwen3.5 hybrid targets (Gated DeltaNet + gated attention): prefill (chunked DeltaNet path),
+// cached single-token decode (recurrent path) and a cached 6-token verify block against HF
+// transformers 5.17 goldens (tests/data/FIXTURES.md, q35.*; max abs diff within 1e-4 of the
+// golden's max abs), the text-only and vision-language layouts giving identical results, and
+// DFlash runs on a hybrid target equal to greedy decoding (the verify-block state rollback
+// is exact).
+
+#include "draftscope/engine.h"
+#include "draftscope/errors.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+#include <random>
+
+using namespace draftscope;
+using namespace testsupport;
+
+namespace {
+
+std::string causalLm() { return dataPath("models/qwen3_5-tiny-causallm"); }
+std::string vlm() { return dataPath("models/qwen3_5-tiny-vlm"); }
+
+std::vector<float> rows(const std::vector<float>& x, std::size_t width, std::size_t from, std::size_t count) {
+    return {x.begin() + static_cast<std::ptrdiff_t>(from * width),
+            x.begin() + static_cast<std::ptrdiff_t>((from + count) * width)};
+}
+
+/// The golden sequence as forwardSteps chunks: prefill, 3 decode steps, one 6-token block.
+std::vector<std::vector<std::int64_t>> goldenChunks() {
+    const auto ids = goldenTensors().readInt64("q35.input_ids");
+    const auto extra = goldenTensors().readInt64("q35.extra_ids");
+    return {ids, {extra[0]}, {extra[1]}, {extra[2]}, {extra.begin() + 3, extra.end()}};
+}
+
+/// Writes a random DFlash drafter for the tiny Qwen3.5 target (hidden 128, V 2048) into dir.
+void writeDrafter(const std::string& dir, std::int64_t blockSize, std::uint32_t seed) {
+    std::filesystem::create_directories(dir);
+    const std::int64_t H = 128, heads = 4, kv = 2, D = 32, I = 256;
+    const std::vector<std::int64_t> tapped = {0, 2};
+    nlohmann::json c = {
+        {"architectures", {"DFlashDraftModel"}},
+        {"model_type", "qwen3"},
+        {"hidden_size", H},
+        {"intermediate_size", I},
+        {"num_hidden_layers", 1},
+        {"num_attention_heads", heads},
+        {"num_key_value_heads", kv},
+        {"head_dim", D},
+        {"vocab_size", 2048},
+        {"max_position_embeddings", 4096},
+        {"rms_norm_eps", 1e-6},
+        {"hidden_act", "silu"},
+        {"rope_theta", 1000000.0},
+        {"dtype", "float32"},
+        {"block_size", blockSize},
+        {"num_target_layers", 4},
+        {"dflash_config", {{"mask_token_id", 2047}, {"target_layer_ids", tapped}}},
+    };
+    writeJson(dir + "/config.json", c);
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    SafetensorsWriter w;
+    auto random = [&](const std::string& name, std::vector<std::int64_t> shape, float scale) {
+        std::int64_t n = 1;
+        for (auto d : shape) n *= d;
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (auto& x : v) x = normal(gen) * scale;
+        w.addFloat32(name, shape, v);
+    };
+    auto ones = [&](const std::string& name, std::int64_t n) {
+        w.addFloat32(name, {n}, std::vector<float>(static_cast<std::size_t>(n), 1.0f));
+    };
+    const auto fcIn = static_cast<std::int64_t>(tapped.size()) * H;
+    random("fc.weight", {H, fcIn}, 1.0f / std::sqrt(static_cast<float>(fcIn)));
+    ones("hidden_norm.weight", H);
+    ones("norm.weight", H);
+    const std::string p = "layers.0.";
+    ones(p + "input_layernorm.weight", H);
+    ones(p + "post_attention_layernorm.weight", H);
+    const float s = 1.0f / std::sqrt(static_cast<float>(H));
+    random(p + "self_attn.q_proj.weight", {heads * D, H}, s);
+    random(p + "self_attn.k_proj.weight", {kv * D, H}, s);
+    random(p + "self_attn.v_proj.weight", {kv * D, H}, s);
+    random(p + "self_attn.o_proj.weight", {H, heads * D}, s);
+    ones(p + "self_attn.q_norm.weight", D);
+    ones(p + "self_attn.k_norm.weight", D);
+    random(p + "mlp.gate_proj.weight", {I, H}, s);
+    random(p + "mlp.up_proj.weight", {I, H}, s);
+    random(p + "mlp.down_proj.weight", {H, I}, 1.0f / std::sqrt(static_cast<float>(I)));
+    w.write(dir + "/model.safetensors");
+}
+
+}  // namespace
+
+class TestHybridTargets : public QObject {
+    Q_OBJECT
+
+private slots:
+    void loadsBothLayouts() {
+        Engine e;
+        const auto text = e.loadTarget(causalLm());
+        QCOMPARE(text.architecture, std::string("Qwen3_5ForCausalLM"));
+        QCOMPARE(text.layerTypes, (std::vector<std::string>{"linear_attention", "linear_attention",
+                                                             "linear_attention", "full_attention"}));
+        QVERIFY(text.unexpectedTensors.empty());
+        QVERIFY(text.ignoredTensors.empty());
+        const auto vl = e.loadTarget(vlm());
+        QCOMPARE(vl.architecture, std::string("Qwen3_5ForConditionalGeneration"));
+        QCOMPARE(vl.layerTypes, text.layerTypes);
+        QVERIFY(vl.unexpectedTensors.empty());
+        QVERIFY(!vl.ignoredTensors.empty());
+        for (const auto& n : vl.ignoredTensors) QVERIFY2(n.rfind("model.visual.", 0) == 0, n.c_str());
+        QCOMPARE(vl.parameters, text.parameters);
+    }
+
+    void prefillMatchesGoldens() {
+        Engine e;
+        e.loadTarget(causalLm());
+        PromptSpec p;
+        p.kind = PromptSpec::Kind::Ids;
+        p.ids = goldenTensors().readInt64("q35.input_ids");
+        const auto r = e.forward(p);
+        QCOMPARE(r.numLayers, std::int64_t(4));
+        const double eh = relativeMaxError(r.hiddenStates, goldenTensors().readFloat32("q35.hidden_states"));
+        const double el = relativeMaxError(r.logits, goldenTensors().readFloat32("q35.logits"));
+        qInfo("q35 prefill: hidden rel err %.3g, logits rel err %.3g", eh, el);
+        QVERIFY2(eh <= 1e-4, qPrintable(QString::number(eh)));
+        QVERIFY2(el <= 1e-4, qPrintable(QString::number(el)));
+    }
+
+    void decodeAndVerifyMatchGoldens() {
+        Engine e;
+        e.loadTarget(causalLm());
+        const auto steps = e.forwardSteps(goldenChunks());
+        QCOMPARE(steps.size(), std::size_t(5));
+        const auto V = static_cast<std::size_t>(steps[0].vocabSize);
+        const double ep = relativeMaxError(steps[0].logits, goldenTensors().readFloat32("q35.logits"));
+        const auto decodeGolden = goldenTensors().readFloat32("q35.decode_logits");
+        double ed = 0;
+        for (std::size_t i = 0; i < 3; ++i)
+            ed = std::max(ed, relativeMaxError(steps[i + 1].logits, rows(decodeGolden, V, i, 1)));
+        const double ev = relativeMaxError(steps[4].logits, goldenTensors().readFloat32("q35.verify_logits"));
+        qInfo("q35 steps: prefill %.3g, decode (recurrent) %.3g, verify block (chunked on cache) %.3g", ep, ed, ev);
+        QVERIFY2(ep <= 1e-4, qPrintable(QString::number(ep)));
+        QVERIFY2(ed <= 1e-4, qPrintable(QString::number(ed)));
+        QVERIFY2(ev <= 1e-4, qPrintable(QString::number(ev)));
+    }
+
+    void textAndVisionLayoutsAreIdentical() {
+        Engine a, b;
+        a.loadTarget(causalLm());
+        b.loadTarget(vlm());
+        const auto ra = a.forwardSteps(goldenChunks());
+        const auto rb = b.forwardSteps(goldenChunks());
+        QCOMPARE(ra.size(), rb.size());
+        for (std::size_t i = 0; i < ra.size(); ++i) {
+            QCOMPARE(ra[i].logits, rb[i].logits);
+            QCOMPARE(ra[i].hiddenStates, rb[i].hiddenStates);
+        }
+    }
+
+    void dflashEqualsGreedy_data() {
+        QTest::addColumn<int>("blockSize");
+        QTest::addColumn<int>("promptLength");
+        QTest::addColumn<int>("seed");
+        QTest::newRow("B4-p7") << 4 << 7 << 1;
+        QTest::newRow("B8-p40") << 8 << 40 << 2;
+        QTest::newRow("B16-p70") << 16 << 70 << 3;
+    }
+    void dflashEqualsGreedy() {
+        QFETCH(int, blockSize);
+        QFETCH(int, promptLength);
+        QFETCH(int, seed);
+        QTemporaryDir tmp;
+        const auto drafterDir = tmp.path().toStdString() + "/drafter";
+        writeDrafter(drafterDir, blockSize, static_cast<std::uint32_t>(seed));
+        Engine e;
+        e.loadTarget(causalLm());
+        const auto ds = e.loadDrafter(drafterDir);
+        QCOMPARE(ds.targetLayerIds, (std::vector<std::int64_t>{0, 2}));
+        PromptSpec p;
+        p.kind = PromptSpec::Kind::Ids;
+        const auto ids = goldenTensors().readInt64("q35.input_ids");
+        p.ids.assign(ids.begin(), ids.begin() + promptLength);
+        RunSettings s;
+        s.maxNewTokens = 48;
+        s.ignoreEos = true;
+        const auto run = e.run(p, s);
+        const auto greedy = e.greedy(p, 48, /*ignoreEos=*/true);
+        QCOMPARE(run.outputIds.size(), std::size_t(promptLength + 48));
+        QCOMPARE(run.outputIds, greedy);
+        int rollbacks = 0;
+        for (int len : run.acceptanceLengths) rollbacks += len < blockSize;
+        qInfo("B=%d: %zu steps, tau %.3f, %d rolled back", blockSize, run.acceptanceLengths.size(), run.tau, rollbacks);
+        // A random drafter is almost never right (acc = 0): every step rolls back and re-runs
+        // the single committed token (the recurrent path on the restored state).
+        QVERIFY(rollbacks > 0);
+    }
+
+    void linearLayersNeedQwen3_5Architecture() {
+        // Hybrid layer types are only accepted for Qwen3.5 architectures.
+        QTemporaryDir tmp;
+        const auto dir = copyModel(dataPath("models/tiny-qwen2"), tmp.path().toStdString() + "/m");
+        auto c = readJson(dir + "/config.json");
+        const auto L = c["num_hidden_layers"].get<std::int64_t>();
+        std::vector<std::string> types(static_cast<std::size_t>(L), "full_attention");
+        types[0] = "linear_attention";
+        c["layer_types"] = types;
+        writeJson(dir + "/config.json", c);
+        Engine e;
+        QString msg;
+        try {
+            e.loadTarget(dir);
+        } catch (const Error& err) {
+            msg = err.what();
+        }
+        QVERIFY2(msg.contains("linear_attention") && msg.contains("Qwen3_5"), qPrintable(msg));
+    }
+
+    void badHybridCheckpointsGiveClearErrors() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(causalLm(), tmp.path().toStdString() + "/m");
+        auto c = readJson(dir + "/config.json");
+        c["linear_num_value_heads"] = 3;  // not a multiple of 2 key heads
+        writeJson(dir + "/config.json", c);
+        Engine e;
+        QString msg;
+        try {
+            e.loadTarget(dir);
+        } catch (const Error& err) {
+            msg = err.what();
+        }
+        QVERIFY2(msg.contains("linear_num_value_heads"), qPrintable(msg));
+
+        c["linear_num_value_heads"] = 8;  // config and checkpoint disagree on the DeltaNet shapes
+        writeJson(dir + "/config.json", c);
+        msg.clear();
+        try {
+            e.loadTarget(dir);
+        } catch (const Error& err) {
+            msg = err.what();
+        }
+        QVERIFY2(msg.contains("linear_attn.A_log") || msg.contains("linear_attn.in_proj"), qPrintable(msg));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHybridTargets)
+#include "tst_hybrid_targets.moc"
