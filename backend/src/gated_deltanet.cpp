@@ -127,10 +127,15 @@ void GatedDeltaNet::specs(std::vector<TensorSpec>& s, const std::string& p, cons
     const auto H = c.hiddenSize;
     const auto keyDim = la.numKeyHeads * la.keyHeadDim, valueDim = la.numValueHeads * la.valueHeadDim;
     const auto convDim = 2 * keyDim + valueDim;
-    s.push_back({p + "in_proj_qkv.weight", {convDim, H}});
-    s.push_back({p + "in_proj_z.weight", {valueDim, H}});
-    s.push_back({p + "in_proj_b.weight", {la.numValueHeads, H}});
-    s.push_back({p + "in_proj_a.weight", {la.numValueHeads, H}});
+    if (la.fusedProjections) {  // Qwen3-Next
+        s.push_back({p + "in_proj_qkvz.weight", {2 * keyDim + 2 * valueDim, H}});
+        s.push_back({p + "in_proj_ba.weight", {2 * la.numValueHeads, H}});
+    } else {
+        s.push_back({p + "in_proj_qkv.weight", {convDim, H}});
+        s.push_back({p + "in_proj_z.weight", {valueDim, H}});
+        s.push_back({p + "in_proj_b.weight", {la.numValueHeads, H}});
+        s.push_back({p + "in_proj_a.weight", {la.numValueHeads, H}});
+    }
     s.push_back({p + "conv1d.weight", {convDim, 1, la.convKernel}});
     s.push_back({p + "dt_bias", {la.numValueHeads}});
     s.push_back({p + "A_log", {la.numValueHeads}});
@@ -141,10 +146,29 @@ void GatedDeltaNet::specs(std::vector<TensorSpec>& s, const std::string& p, cons
 GatedDeltaNet GatedDeltaNet::load(const LoadTarget& lt, const std::string& p, const TransformerConfig& c) {
     const auto& la = c.linearAttention;
     GatedDeltaNet m;
-    m.inQkv_ = {lt.get(p + "in_proj_qkv.weight"), {}};
-    m.inZ_ = {lt.get(p + "in_proj_z.weight"), {}};
-    m.inB_ = {lt.get(p + "in_proj_b.weight"), {}};
-    m.inA_ = {lt.get(p + "in_proj_a.weight"), {}};
+    if (la.fusedProjections) {
+        // HF Qwen3NextGatedDeltaNet.fix_query_key_value_ordering: the output of in_proj_qkvz
+        // is viewed as [Hk, 2 Dk + 2 r Dv] (r = Hv / Hk), each key head's group holding its
+        // [q (Dk) | k (Dk) | v (r Dv) | z (r Dv)]; in_proj_ba as [Hk, 2 r], each group
+        // [b (r) | a (r)]. Regrouping the weight rows into Qwen3.5's [q all | k all | v all],
+        // z, b and a gives the same per-row dot products, so the rest of the mixer is shared.
+        const auto Hk = la.numKeyHeads, Dk = la.keyHeadDim, Dv = la.valueHeadDim;
+        const auto r = la.numValueHeads / Hk;
+        const auto qkvz = lt.get(p + "in_proj_qkvz.weight");
+        const auto H = qkvz.size(1);
+        const auto g = qkvz.reshape({Hk, 2 * Dk + 2 * r * Dv, H});
+        auto rows = [&](std::int64_t from, std::int64_t n) { return g.narrow(1, from, n).reshape({Hk * n, H}); };
+        m.inQkv_ = {at::cat({rows(0, Dk), rows(Dk, Dk), rows(2 * Dk, r * Dv)}, 0).contiguous(), {}};
+        m.inZ_ = {rows(2 * Dk + r * Dv, r * Dv).contiguous(), {}};
+        const auto ba = lt.get(p + "in_proj_ba.weight").reshape({Hk, 2 * r, H});
+        m.inB_ = {ba.narrow(1, 0, r).reshape({Hk * r, H}).contiguous(), {}};
+        m.inA_ = {ba.narrow(1, r, r).reshape({Hk * r, H}).contiguous(), {}};
+    } else {
+        m.inQkv_ = {lt.get(p + "in_proj_qkv.weight"), {}};
+        m.inZ_ = {lt.get(p + "in_proj_z.weight"), {}};
+        m.inB_ = {lt.get(p + "in_proj_b.weight"), {}};
+        m.inA_ = {lt.get(p + "in_proj_a.weight"), {}};
+    }
     m.out_ = {lt.get(p + "out_proj.weight"), {}};
     m.convWeight_ = lt.get(p + "conv1d.weight");
     m.dtBias_ = lt.get(p + "dt_bias");

@@ -1,7 +1,7 @@
 #pragma once
-// Gated DeltaNet token mixer of Qwen3.5 `linear_attention` layers, as HF transformers 5.x
-// `Qwen3_5GatedDeltaNet` with its torch fallbacks (no fla / causal-conv1d kernels):
-// `causal_conv1d_fn` / `causal_conv1d_update`, `torch_chunk_gated_delta_rule` (chunk 64) and
+// Gated DeltaNet token mixer of Qwen3.5 / Qwen3.5-MoE / Qwen3-Next `linear_attention` layers,
+// as HF transformers 5.x `Qwen3_5GatedDeltaNet` / `Qwen3NextGatedDeltaNet` with their torch
+// fallbacks (no fla / causal-conv1d kernels): `causal_conv1d_fn` / `causal_conv1d_update`, `torch_chunk_gated_delta_rule` (chunk 64) and
 // `torch_recurrent_gated_delta_rule`, `Qwen3_5RMSNormGated`. Activations are 2-D [T, H].
 
 #include "draftscope/model_config.h"
@@ -42,12 +42,17 @@ std::pair<at::Tensor, at::Tensor> recurrentGatedDeltaRule(const at::Tensor& q, c
                                                           const at::Tensor& v, const at::Tensor& g,
                                                           const at::Tensor& beta, const at::Tensor& initial);
 
-/// One Gated DeltaNet mixer (weights under `<layer>.linear_attn.`).
+/// One Gated DeltaNet mixer (weights under `<layer>.linear_attn.`). Qwen3.5 stores the
+/// input projections as `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`; Qwen3-Next
+/// (`linearAttention.fusedProjections`) as `in_proj_qkvz` [2 Hk Dk + 2 Hv Dv, H] and
+/// `in_proj_ba` [2 Hv, H] grouped per key head (HF `fix_query_key_value_ordering`), which
+/// load() regroups into the Qwen3.5 layout; everything after the projections is shared.
 class GatedDeltaNet {
 public:
-    /// Loads the mixer's tensors under `prefix` (ending in "linear_attn.").
+    /// Loads the mixer's tensors under `prefix` (ending in "linear_attn.") in the layout
+    /// that `c.linearAttention.fusedProjections` selects.
     static GatedDeltaNet load(const LoadTarget& lt, const std::string& prefix, const TransformerConfig& c);
-    /// The checkpoint tensors under `prefix` and their shapes.
+    /// The checkpoint tensors under `prefix` and their shapes (layout as load()).
     static void specs(std::vector<TensorSpec>& out, const std::string& prefix, const TransformerConfig& c);
 
     /// Mixes x ([T, H], already input-normed, compute dtype) given the layer's state after

@@ -143,10 +143,12 @@ RopeConfig parseRope(const Fields& f) {
     return rope;
 }
 
-/// Fills the transformer fields shared by targets and drafters from `f`.
-void parseTransformer(const Fields& f, TransformerConfig& c) {
+/// Fills the transformer fields shared by targets and drafters from `f`. With
+/// `intermediateOptional` (MoE targets, whose dense intermediate_size may be absent when
+/// every layer is sparse), a missing intermediate_size leaves 0.
+void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOptional = false) {
     c.hiddenSize = f.positiveInt("hidden_size");
-    c.intermediateSize = f.positiveInt("intermediate_size");
+    c.intermediateSize = intermediateOptional ? f.positiveInt("intermediate_size", 0) : f.positiveInt("intermediate_size");
     c.numLayers = f.positiveInt("num_hidden_layers");
     c.numHeads = f.positiveInt("num_attention_heads");
     c.numKvHeads = f.positiveInt("num_key_value_heads", c.numHeads);
@@ -196,7 +198,7 @@ void parseTransformer(const Fields& f, TransformerConfig& c) {
     }
     if (c.family == TargetFamily::Qwen3_5) {
         // HF Qwen3_5TextConfig defaults when the config does not say: rope_theta 1e7 and
-        // partial_rotary_factor 0.25.
+        // partial_rotary_factor 0.25 (Qwen3NextConfig: rope_theta 10000, partial 0.25).
         auto given = [&](const char* key) {
             if (f.has(key)) return true;
             for (const char* group : {"rope_parameters", "rope_scaling"})
@@ -205,7 +207,7 @@ void parseTransformer(const Fields& f, TransformerConfig& c) {
                     return true;
             return false;
         };
-        if (!given("rope_theta")) c.rope.theta = 1e7;
+        if (!given("rope_theta")) c.rope.theta = c.linearAttention.fusedProjections ? 10000.0 : 1e7;
         if (!given("partial_rotary_factor")) c.rope.partialRotaryFactor = 0.25;
         auto& la = c.linearAttention;
         la.numKeyHeads = f.positiveInt("linear_num_key_heads", la.numKeyHeads);
@@ -224,6 +226,39 @@ void parseTransformer(const Fields& f, TransformerConfig& c) {
     }
 }
 
+/// Which HF MoE block an architecture uses (defaults and router rule differ).
+enum class MoeKind { None, Qwen3Moe, Qwen3Next, Qwen3_5Moe };
+
+/// Reads the MoE fields of `f` into c.moe with the HF config class defaults of `kind`
+/// (Qwen3MoeConfig: 128 experts, top 8, 768, norm_topk_prob false; Qwen3NextConfig: 512,
+/// top 10, 512, shared 512, true; Qwen3_5MoeTextConfig: 256, top 8, 512, shared 512, router
+/// always renormalises). Throws Error for inconsistent values.
+void parseMoe(const Fields& f, MoeKind kind, TransformerConfig& c) {
+    auto& m = c.moe;
+    const bool q3 = kind == MoeKind::Qwen3Moe, next = kind == MoeKind::Qwen3Next;
+    const char* expertsKey = f.has("num_experts") || !f.has("num_local_experts") ? "num_experts" : "num_local_experts";
+    m.numExperts = f.positiveInt(expertsKey, q3 ? 128 : next ? 512 : 256);
+    m.numExpertsPerToken = f.positiveInt("num_experts_per_tok", next ? 10 : 8);
+    m.expertIntermediateSize = f.positiveInt("moe_intermediate_size", q3 ? 768 : 512);
+    if (!q3) m.sharedExpertIntermediateSize = f.positiveInt("shared_expert_intermediate_size", 512);
+    m.normTopkProb = kind == MoeKind::Qwen3_5Moe ? true : f.boolean("norm_topk_prob", next);
+    if (kind != MoeKind::Qwen3_5Moe) {  // Qwen3_5MoeDecoderLayer: every layer is sparse
+        m.decoderSparseStep = f.positiveInt("decoder_sparse_step", 1);
+        if (f.has("mlp_only_layers")) m.mlpOnlyLayers = f.intList("mlp_only_layers");
+    }
+    if (m.numExpertsPerToken > m.numExperts)
+        throw Error("'" + f.path() + "': " + f.name("num_experts_per_tok") + " (" + std::to_string(m.numExpertsPerToken) +
+                    ") exceeds the number of experts " + f.name(expertsKey) + " (" + std::to_string(m.numExperts) + ")");
+    for (auto l : m.mlpOnlyLayers)
+        if (l < 0 || l >= c.numLayers)
+            throw Error("'" + f.path() + "': " + f.name("mlp_only_layers") + " names layer " + std::to_string(l) +
+                        ", outside 0.." + std::to_string(c.numLayers - 1));
+    for (std::int64_t l = 0; l < c.numLayers; ++l)
+        if (!m.isSparseLayer(l) && c.intermediateSize <= 0)
+            throw Error("'" + f.path() + "': layer " + std::to_string(l) + " has a dense MLP (mlp_only_layers / "
+                        "decoder_sparse_step) but required field '" + f.name("intermediate_size") + "' is missing");
+}
+
 }  // namespace
 
 TransformerConfig loadTargetConfig(const std::string& dir) {
@@ -238,18 +273,29 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
     c.architecture = j["architectures"][0].get<std::string>();
     c.modelType = top.string("model_type", "");
 
-    static const std::pair<const char*, TargetFamily> kSupported[] = {
-        {"Qwen3ForCausalLM", TargetFamily::Qwen3},
-        {"Qwen2ForCausalLM", TargetFamily::Qwen2},
-        {"LlamaForCausalLM", TargetFamily::Llama},
-        {"MistralForCausalLM", TargetFamily::Llama},
-        {"Qwen3_5ForCausalLM", TargetFamily::Qwen3_5},
-        {"Qwen3_5ForConditionalGeneration", TargetFamily::Qwen3_5},
+    struct Supported {
+        const char* name;
+        TargetFamily family;
+        MoeKind moe;
+    };
+    static const Supported kSupported[] = {
+        {"Qwen3ForCausalLM", TargetFamily::Qwen3, MoeKind::None},
+        {"Qwen2ForCausalLM", TargetFamily::Qwen2, MoeKind::None},
+        {"LlamaForCausalLM", TargetFamily::Llama, MoeKind::None},
+        {"MistralForCausalLM", TargetFamily::Llama, MoeKind::None},
+        {"Qwen3_5ForCausalLM", TargetFamily::Qwen3_5, MoeKind::None},
+        {"Qwen3_5ForConditionalGeneration", TargetFamily::Qwen3_5, MoeKind::None},
+        {"Qwen3MoeForCausalLM", TargetFamily::Qwen3, MoeKind::Qwen3Moe},
+        {"Qwen3NextForCausalLM", TargetFamily::Qwen3_5, MoeKind::Qwen3Next},
+        {"Qwen3_5MoeForCausalLM", TargetFamily::Qwen3_5, MoeKind::Qwen3_5Moe},
+        {"Qwen3_5MoeForConditionalGeneration", TargetFamily::Qwen3_5, MoeKind::Qwen3_5Moe},
     };
     bool known = false;
-    for (const auto& [name, family] : kSupported)
-        if (c.architecture == name) {
-            c.family = family;
+    MoeKind moeKind = MoeKind::None;
+    for (const auto& s : kSupported)
+        if (c.architecture == s.name) {
+            c.family = s.family;
+            moeKind = s.moe;
             known = true;
         }
     if (!known) {
@@ -258,7 +304,8 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         throw Error("'" + path + "': architecture '" + c.architecture +
                     "' is not supported (supported targets: Qwen3ForCausalLM, Qwen2ForCausalLM, "
                     "LlamaForCausalLM, MistralForCausalLM, Qwen3_5ForCausalLM, "
-                    "Qwen3_5ForConditionalGeneration)");
+                    "Qwen3_5ForConditionalGeneration, Qwen3MoeForCausalLM, Qwen3NextForCausalLM, "
+                    "Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration)");
     }
 
     // Vision-language checkpoints nest the language model's fields under text_config.
@@ -269,7 +316,9 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         c.weightPrefix = "model.language_model.";
     }
     Fields f(*lm, path, lm == &j ? "" : "text_config");
-    parseTransformer(f, c);
+    c.linearAttention.fusedProjections = moeKind == MoeKind::Qwen3Next;
+    parseTransformer(f, c, /*intermediateOptional=*/moeKind != MoeKind::None);
+    if (moeKind != MoeKind::None) parseMoe(f, moeKind, c);
     c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", false));
     if (c.eosTokenIds.empty() && top.has("eos_token_id")) {
         const auto& e = j["eos_token_id"];

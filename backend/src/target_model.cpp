@@ -15,9 +15,15 @@ bool isQwen3_5(const TransformerConfig& c) { return c.family == TargetFamily::Qw
 bool isLinearLayer(const TransformerConfig& c, std::int64_t l) {
     return c.layerTypes.at(static_cast<std::size_t>(l)) == "linear_attention";
 }
+/// Layer l's MLP tensors: sparse MoE (MoeConfig::isSparseLayer) or dense SwiGLU.
+void mlpSpecs(std::vector<TensorSpec>& s, const TransformerConfig& c, std::int64_t l, const std::string& p,
+              ExpertLayout experts) {
+    if (c.moe.isSparseLayer(l)) SparseMoeMlp::specs(s, p, c.hiddenSize, c.moe, experts);
+    else SwiGluMlp::specs(s, p, c.hiddenSize, c.intermediateSize);
+}
 }  // namespace
 
-std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c) {
+std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c, ExpertLayout experts) {
     std::vector<TensorSpec> s;
     const auto& p = c.weightPrefix;
     const auto H = c.hiddenSize, D = c.headDim;
@@ -31,7 +37,7 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c)
         if (isQwen3_5(c)) {
             if (isLinearLayer(c, l)) GatedDeltaNet::specs(s, lp + "linear_attn.", c);
             else GatedAttention::specs(s, lp + "self_attn.", c);
-            SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+            mlpSpecs(s, c, l, lp + "mlp.", experts);
             continue;
         }
         s.push_back({lp + "self_attn.q_proj.weight", {c.numHeads * D, H}});
@@ -48,7 +54,7 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c)
             s.push_back({lp + "self_attn.q_norm.weight", {D}});
             s.push_back({lp + "self_attn.k_norm.weight", {D}});
         }
-        SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+        mlpSpecs(s, c, l, lp + "mlp.", experts);
     }
     return s;
 }
@@ -56,7 +62,9 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c)
 TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& weights,
                          at::ScalarType dtype, const at::Device& device)
     : config_(config), dtype_(dtype), device_(device), rotary_(config.rope, config.headDim, device) {
-    const auto specs = expectedTensors(config_);
+    const auto experts = config_.moe.enabled() ? detectExpertLayout(weights.names(), config_.weightPrefix)
+                                               : ExpertLayout::PerExpert;
+    const auto specs = expectedTensors(config_, experts);
     // Vision towers and multi-token-prediction heads are not part of the language model.
     report_ = weights.check(specs, {"model.visual.", "mtp.", "visual."});
     for (const auto& s : specs) {
@@ -71,6 +79,11 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
     lmHead_ = config_.tieWordEmbeddings ? embedTokens_ : lt.get("lm_head.weight");
     const bool centred = isQwen3_5(config_);  // Qwen3_5RMSNorm scales by (1 + w)
     finalNorm_ = {lt.get(p + "norm.weight"), eps, centred};
+    auto loadMlp = [&](Layer& L, std::int64_t l) {
+        const auto mp = p + "layers." + std::to_string(l) + ".mlp.";
+        if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
+        else L.mlp = SwiGluMlp::load(lt, mp);
+    };
     for (std::int64_t l = 0; l < config_.numLayers; ++l) {
         const auto lp = p + "layers." + std::to_string(l) + ".";
         const auto ap = lp + "self_attn.";
@@ -80,7 +93,7 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
         if (isQwen3_5(config_)) {
             if (isLinearLayer(config_, l)) L.deltaNet = GatedDeltaNet::load(lt, lp + "linear_attn.", config_);
             else L.gatedAttention = GatedAttention::load(lt, ap, config_);
-            L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+            loadMlp(L, l);
             layers_.push_back(std::move(L));
             continue;
         }
@@ -93,7 +106,7 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
             L.qNorm = RmsNorm{lt.get(ap + "q_norm.weight"), eps};
             L.kNorm = RmsNorm{lt.get(ap + "k_norm.weight"), eps};
         }
-        L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+        loadMlp(L, l);
         layers_.push_back(std::move(L));
     }
 }
@@ -146,6 +159,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             if (req.hiddenIndices[j] == index) out.hidden[j] = h;
     };
 
+    auto mlp = [](const Layer& layer, const at::Tensor& h) { return layer.moe ? (*layer.moe)(h) : layer.mlp(h); };
     at::Tensor x = embed(ids).to(dtype_);
     keep(0, x);
     for (std::int64_t l = 0; l < L; ++l) {
@@ -155,7 +169,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             const auto li = static_cast<std::size_t>(l);
             x = x + (layer.deltaNet ? layer.deltaNet->forward(xn, cache.linearState(li))
                                     : layer.gatedAttention->forward(xn, cos, sin, cache, li, visible));
-            x = x + layer.mlp(layer.postNorm(x));
+            x = x + mlp(layer, layer.postNorm(x));
             if (l + 1 < L) keep(l + 1, x);
             continue;
         }
@@ -172,7 +186,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         const auto [K, V] = cache.append(static_cast<std::size_t>(l), k, v);
         const auto attn = compat::attention(q, K, V, visible, scale);  // [Hq, T, D]
         x = x + layer.o(attn.transpose(0, 1).reshape({T, Hq * D}));
-        x = x + layer.mlp(layer.postNorm(x));
+        x = x + mlp(layer, layer.postNorm(x));
         if (l + 1 < L) keep(l + 1, x);
     }
     cache.advance(T);

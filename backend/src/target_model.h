@@ -1,13 +1,16 @@
 #pragma once
-// Decoder-only target models: dense (Qwen3, Qwen2, Llama 3.x) with a croppable KV cache, and
-// the Qwen3.5 hybrid (Gated DeltaNet + gated attention layers) whose cache also carries
-// recurrent state. Semantics: HF transformers modeling_qwen3.py / modeling_llama.py (eager
-// attention) and modeling_qwen3_5.py (torch fallbacks, no fla kernels).
+// Decoder-only target models: dense attention (Qwen3, Qwen2, Llama 3.x, Qwen3-MoE) with a
+// croppable KV cache, and the hybrids (Qwen3.5, Qwen3.5-MoE, Qwen3-Next: Gated DeltaNet +
+// gated attention layers) whose cache also carries recurrent state. MLPs are dense SwiGLU or
+// sparse MoE (moe_mlp.h). Semantics: HF transformers modeling_qwen3.py / modeling_llama.py /
+// modeling_qwen3_moe.py (eager attention) and modeling_qwen3_5.py / modeling_qwen3_5_moe.py /
+// modeling_qwen3_next.py (torch fallbacks, no fla kernels).
 
 #include "draftscope/model_config.h"
 #include "gated_attention.h"
 #include "gated_deltanet.h"
 #include "layers.h"
+#include "moe_mlp.h"
 #include "weight_loader.h"
 
 #include <ATen/ATen.h>
@@ -68,8 +71,10 @@ public:
     /// restored from a KVCache::Snapshot.
     bool isHybrid() const { return config_.isHybrid(); }
 
-    /// The tensors this architecture expects in a checkpoint.
-    static std::vector<TensorSpec> expectedTensors(const TransformerConfig& config);
+    /// The tensors this architecture expects in a checkpoint; sparse MoE layers in
+    /// `experts` layout (see ExpertLayout).
+    static std::vector<TensorSpec> expectedTensors(const TransformerConfig& config,
+                                                   ExpertLayout experts = ExpertLayout::PerExpert);
 
 private:
     struct Layer {
@@ -78,7 +83,8 @@ private:
         std::optional<RmsNorm> qNorm, kNorm;
         std::optional<GatedDeltaNet> deltaNet;          ///< Qwen3_5 linear_attention
         std::optional<GatedAttention> gatedAttention;   ///< Qwen3_5 full_attention
-        SwiGluMlp mlp;
+        SwiGluMlp mlp;                   ///< dense MLP (unused when moe is set)
+        std::optional<SparseMoeMlp> moe;  ///< sparse MoE layers of MoE targets
     };
     TransformerConfig config_;
     WeightReport report_;

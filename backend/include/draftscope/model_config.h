@@ -12,12 +12,17 @@
 namespace draftscope {
 
 /// Decoder families the engine implements.
+/// The family fixes the attention / token-mixer numerics; the MLP kind (dense or MoE) is
+/// given separately by TransformerConfig::moe.
 enum class TargetFamily {
-    Qwen3,  ///< Qwen3 dense: per-head RMSNorm on q and k, no bias.
+    Qwen3,  ///< Qwen3 dense and Qwen3-MoE: per-head RMSNorm on q and k, no bias.
     Qwen2,  ///< Qwen2 dense: q/k/v bias, no q/k norm.
     Llama,  ///< Llama 2/3.x: no q/k norm, optional bias, llama3 rope scaling.
-    /// Qwen3.5 hybrid (HF `modeling_qwen3_5.py`): `linear_attention` (Gated DeltaNet) and
-    /// `full_attention` (gated softmax attention) layers per `layer_types`, `(1 + w)` RMSNorms.
+    /// Qwen3.5 / Qwen3.5-MoE / Qwen3-Next hybrids (HF `modeling_qwen3_5.py`,
+    /// `modeling_qwen3_5_moe.py`, `modeling_qwen3_next.py`): `linear_attention` (Gated
+    /// DeltaNet) and `full_attention` (gated softmax attention) layers per `layer_types`,
+    /// `(1 + w)` RMSNorms. Qwen3-Next differs only in its fused DeltaNet projections
+    /// (LinearAttentionConfig::fusedProjections) and its rope_theta default.
     Qwen3_5,
 };
 
@@ -29,6 +34,35 @@ struct LinearAttentionConfig {
     std::int64_t keyHeadDim = 128;    ///< `linear_key_head_dim`
     std::int64_t valueHeadDim = 128;  ///< `linear_value_head_dim`
     std::int64_t convKernel = 4;      ///< `linear_conv_kernel_dim` (causal depthwise conv width)
+    /// Qwen3-Next layout: one `in_proj_qkvz` and one `in_proj_ba` whose rows are grouped per
+    /// key head ([q | k | v | z] and [b | a] of each key head's group, HF
+    /// `Qwen3NextGatedDeltaNet.fix_query_key_value_ordering`), instead of Qwen3.5's
+    /// separate `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`.
+    bool fusedProjections = false;
+};
+
+/// Mixture-of-experts MLP hyper-parameters (HF `Qwen3MoeConfig`, `Qwen3NextConfig`,
+/// `Qwen3_5MoeTextConfig`). `numExperts == 0` means every layer has a dense SwiGLU MLP.
+struct MoeConfig {
+    std::int64_t numExperts = 0;                    ///< `num_experts` (alias `num_local_experts`)
+    std::int64_t numExpertsPerToken = 0;            ///< `num_experts_per_tok` (top-k), 1..numExperts
+    std::int64_t expertIntermediateSize = 0;        ///< `moe_intermediate_size`
+    std::int64_t sharedExpertIntermediateSize = 0;  ///< `shared_expert_intermediate_size`; 0 = no shared expert
+    /// Renormalise the top-k routing probabilities to sum to 1 (`norm_topk_prob`; always
+    /// true for Qwen3.5-MoE, whose HF router renormalises unconditionally).
+    bool normTopkProb = false;
+    std::int64_t decoderSparseStep = 1;             ///< `decoder_sparse_step`
+    std::vector<std::int64_t> mlpOnlyLayers;        ///< `mlp_only_layers`: dense layers (intermediate_size)
+
+    bool enabled() const { return numExperts > 0; }
+    /// HF rule: layer l is sparse iff l is not in mlp_only_layers, num_experts > 0 and
+    /// (l + 1) % decoder_sparse_step == 0; otherwise it has a dense MLP of intermediate_size.
+    bool isSparseLayer(std::int64_t layer) const {
+        if (!enabled()) return false;
+        for (auto l : mlpOnlyLayers)
+            if (l == layer) return false;
+        return (layer + 1) % decoderSparseStep == 0;
+    }
 };
 
 /// Rotary embedding parameters. `type` is "default", "linear" or "llama3".
@@ -64,6 +98,7 @@ struct TransformerConfig {
     /// Per layer: "full_attention", or "linear_attention" (Gated DeltaNet, Qwen3_5 only).
     std::vector<std::string> layerTypes;
     LinearAttentionConfig linearAttention;  ///< Qwen3_5 only
+    MoeConfig moe;                          ///< MoE targets only (numExperts 0 otherwise)
     std::vector<std::int64_t> eosTokenIds;
     /// `dtype` (5.x) or `torch_dtype` (4.x): the dtype the checkpoint was saved in, e.g.
     /// "bfloat16"; empty if the config does not say.
