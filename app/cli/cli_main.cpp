@@ -87,7 +87,8 @@ void writeJson(const std::string& path, const nlohmann::json& j) {
 }
 
 int runCommand(const std::string& targetDir, const std::string& drafterDir, const PromptArgs& prompt,
-               const DeviceArgs& dev, RunSettings settings, const std::string& jsonOut, bool quiet) {
+               const DeviceArgs& dev, RunSettings settings, const std::vector<int>& budgets,
+               const std::string& jsonOut, bool quiet) {
     const auto spec = prompt.spec();  // bad prompt arguments fail before the models load
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << dev.load.device << ", " << dev.load.dtype << ")\n";
@@ -122,11 +123,24 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
                                             run.outputIds.end());
         std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
     }
+    nlohmann::json runJson = toJson(run);
+    if (!budgets.empty()) {
+        runJson["ddtree"] = nlohmann::json::array();
+        std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
+        std::cout << "  chain (DFlash)    tau " << run.tau << " over " << run.steps.size() << " steps\n";
+        for (int b : budgets) {
+            const auto tree = engine.runTree(spec, settings, b, progress, &g_cancel);
+            if (tty) std::cerr << "\r\033[K";
+            std::cout << "  budget " << b << (b < 10 ? "  " : b < 100 ? " " : "") << "        tau " << tree.tau
+                      << " over " << tree.steps.size() << " steps\n";
+            runJson["ddtree"].push_back(toJson(tree));
+        }
+    }
     if (!jsonOut.empty()) {
         nlohmann::json j = {{"tool", "draftscope-cli run"},
                             {"target", toJson(target)},
                             {"drafter", toJson(drafter)},
-                            {"runs", nlohmann::json::array({toJson(run)})}};
+                            {"runs", nlohmann::json::array({runJson})}};
         writeJson(jsonOut, j);
         std::cerr << "wrote " << jsonOut << "\n";
     }
@@ -165,6 +179,7 @@ int main(int argc, char** argv) {
     PromptArgs runPrompt;
     DeviceArgs runDev;
     RunSettings settings;
+    std::vector<int> budgets;
     bool quiet = false;
     run->add_option("--target", targetDir, "target model directory (HF layout)")->required();
     run->add_option("--drafter", drafterDir, "DFlash drafter directory")->required();
@@ -175,6 +190,8 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     run->add_option("--seed", settings.seed, "seed of the target-token sampler")->capture_default_str();
     run->add_option("--top-k", settings.topK, "draft top-k recorded per position")->capture_default_str()->check(CLI::Range(1, 1000));
+    run->add_option("--ddtree-budget", budgets, "also run DDTree with this many tree nodes per step (repeatable)")
+        ->check(CLI::Range(0, 1 << 16))->take_all();
     run->add_option("--json", jsonOut, "write the run (per-step records included) as JSON");
     run->add_flag("--quiet", quiet, "print only the summary");
     runDev.add(*run);
@@ -196,7 +213,7 @@ int main(int argc, char** argv) {
     }
     std::signal(SIGINT, onSigint);
     try {
-        if (*run) return runCommand(targetDir, drafterDir, runPrompt, runDev, settings, jsonOut, quiet);
+        if (*run) return runCommand(targetDir, drafterDir, runPrompt, runDev, settings, budgets, jsonOut, quiet);
         if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
     } catch (const Cancelled&) {
         std::cerr << "\ninterrupted\n";

@@ -1,6 +1,7 @@
 #include "draftscope/engine.h"
 
 #include "dflash_drafter.h"
+#include "ddtree_loop.h"
 #include "dflash_loop.h"
 #include "draftscope/chat_template.h"
 #include "draftscope/errors.h"
@@ -258,6 +259,41 @@ RunResult Engine::run(const PromptSpec& prompt, const RunSettings& settings, con
         r.device = d_->options.device;
         r.dtype = d_->options.dtype;
         return r;
+    });
+}
+
+TreeRunResult Engine::runTree(const PromptSpec& prompt, const RunSettings& settings, int budget,
+                              const ProgressFn& progress, const std::atomic<bool>* cancel) {
+    return guarded("the DDTree run", [&]() {
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(settings.drafter);
+        if (settings.temperature != 0.0)
+            throw Error("DDTree runs are greedy here; got temperature " + std::to_string(settings.temperature));
+        static const std::vector<std::int64_t> kNoStops;
+        auto r = runDDTree(*d_->target, drafter, encodePrompt(prompt), budget, settings.maxNewTokens,
+                           settings.ignoreEos ? kNoStops : d_->stopIds, progress, cancel);
+        return r;
+    });
+}
+
+DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, int drafterIndex) {
+    return guarded("building the draft tree", [&]() {
+        if (budget < 0) throw Error("DDTree budget must be >= 0, got " + std::to_string(budget));
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(drafterIndex);
+        const auto& target = *d_->target;
+        const auto ids = encodePrompt(prompt);
+        const auto P = static_cast<std::int64_t>(ids.size());
+        auto cache = target.makeCache();
+        const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
+                                        {drafter.featureIndices(), P - 1, {}, {}});
+        const auto anchor = pre.logits.argmax(-1).item<std::int64_t>();
+        std::vector<std::int64_t> block(static_cast<std::size_t>(drafter.blockSize()), drafter.config().maskTokenId);
+        block[0] = anchor;
+        auto draftCache = drafter.makeCache();
+        const auto out = drafter.draft(at::cat(pre.hidden, -1),
+                                       at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()), draftCache);
+        return treeFromDraftLogits(anchor, out.logits, budget);
     });
 }
 

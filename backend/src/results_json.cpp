@@ -52,6 +52,29 @@ nlohmann::json toJson(const RunResult& r) {
     };
 }
 
+nlohmann::json toJson(const TreeRunResult& r) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& s : r.steps)
+        steps.push_back({{"start", s.start},
+                         {"tokens", s.tokens},
+                         {"depths", s.depths},
+                         {"parents", s.parents},
+                         {"drafter_probs", s.drafterProbs},
+                         {"target_choice", s.targetChoice},
+                         {"accepted_path", s.acceptedPath},
+                         {"acceptance_length", s.acceptanceLength()},
+                         {"bonus_token", s.bonusToken}});
+    return {{"budget", r.budget},
+            {"prompt_ids", r.promptIds},
+            {"output_ids", r.outputIds},
+            {"acceptance_lengths", r.acceptanceLengths},
+            {"tau", r.tau},
+            {"tau_definition", "mean over steps of the accepted path length, root (anchor) included"},
+            {"stopped_at_eos", r.stoppedAtEos},
+            {"steps", steps},
+            {"timing_ms", {{"prefill", r.timing.prefillMs}, {"decode", r.timing.decodeMs}, {"total", r.timing.totalMs}}}};
+}
+
 nlohmann::json toJson(const ModelSummary& m) {
     nlohmann::json j = {
         {"directory", m.directory},

@@ -2,6 +2,7 @@
 // The engine facade: the only backend interface the CLI and the GUI use. Torch-free
 // header (pimpl); all results are plain structs from run_types.h.
 
+#include "draftscope/ddtree.h"
 #include "draftscope/run_types.h"
 
 #include <atomic>
@@ -72,6 +73,13 @@ public:
     /// makes the call throw Cancelled.
     RunResult run(const PromptSpec& prompt, const RunSettings& settings,
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+    /// Runs the greedy DDTree loop (DFLASH.md section 5) with `budget` tree nodes per step,
+    /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0). Throws
+    /// Error for hybrid targets or a negative budget.
+    TreeRunResult runTree(const PromptSpec& prompt, const RunSettings& settings, int budget,
+                          const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+    /// The DDTree of one drafter call after prefilling the prompt (the call of draftBlock).
+    DraftTree draftTree(const PromptSpec& prompt, int budget, int drafter = 0);
     /// Plain greedy decoding of the target (no drafter): prompt + maxNewTokens ids, ending
     /// early at a stop token unless ignoreEos. The greedy DFlash output must equal this.
     std::vector<std::int64_t> greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,

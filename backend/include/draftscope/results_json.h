@@ -16,6 +16,9 @@ nlohmann::json toJson(const VerifyStep& step);
 /// A run: prompt_ids, output_ids, acceptance_lengths, tau, block_size,
 /// per_position_acceptance (with its definition), acceptance_histogram, steps, settings, timing.
 nlohmann::json toJson(const RunResult& run);
+/// A DDTree run: budget, output_ids, acceptance_lengths, tau, steps (tokens, depths,
+/// parents, drafter_probs, target_choice, accepted_path, bonus_token).
+nlohmann::json toJson(const TreeRunResult& run);
 /// A loaded model's summary.
 nlohmann::json toJson(const ModelSummary& model);
 

@@ -99,6 +99,32 @@ struct DraftBlockResult {
     std::vector<float> draftLogits;  ///< [B-1, V]
 };
 
+/// One DDTree step: the tree built from the drafter's distributions, the target's choice at
+/// every node (one tree-verify forward), and the accepted path (DFLASH.md section 5).
+struct TreeStep {
+    std::int64_t start = 0;                    ///< absolute position of the root (the anchor)
+    std::vector<std::int64_t> tokens;          ///< [N+1] node tokens, node 0 = root = anchor
+    std::vector<int> depths;                   ///< [N+1], root 0; node position = start + depth
+    std::vector<int> parents;                  ///< [N+1], root -1
+    std::vector<float> drafterProbs;           ///< [N+1] drafter's probability of each node's token (root 1)
+    std::vector<std::int64_t> targetChoice;    ///< [N+1] target's token after each node
+    std::vector<int> acceptedPath;             ///< node indices from the root along matching children
+    std::int64_t bonusToken = 0;               ///< targetChoice at the last accepted node
+    int acceptanceLength() const { return static_cast<int>(acceptedPath.size()); }  ///< root included
+};
+
+/// A DDTree run at one budget.
+struct TreeRunResult {
+    int budget = 0;
+    std::vector<std::int64_t> promptIds;
+    std::vector<std::int64_t> outputIds;
+    std::vector<int> acceptanceLengths;  ///< per step: accepted path length, root included
+    double tau = 0;                      ///< mean acceptance length
+    std::vector<TreeStep> steps;
+    bool stoppedAtEos = false;
+    RunTiming timing;
+};
+
 /// The drafter's attention weights for one verify step, recomputed from the run's committed
 /// tokens (the context at that step is every committed position before the anchor).
 struct DrafterAttention {
