@@ -203,12 +203,19 @@ private slots:
             all += v->exportAll(dir.path(), &err);
             QVERIFY2(err.isEmpty(), qPrintable(err));
         }
-        QCOMPARE(all.size(), 5 + 5 + 8);
+        QCOMPARE(all.size(), 7 + 5 + 8);
         for (const auto& p : all) verifyFigure(p);
         QFile csv(dir.filePath("block_agreement.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));
         QCOMPARE(csv.readLine().trimmed(), QByteArray("anchor,1,2,3"));
         QCOMPARE(csv.readLine().trimmed(), QByteArray("t10,t11,t12,t13"));
+        QFile steps(dir.filePath("verify_steps.csv"));
+        QVERIFY(steps.open(QIODevice::ReadOnly));
+        QCOMPARE(steps.readLine().trimmed(), QByteArray("step,position,absolute_position,drafted_id,drafted_piece,target_id,"
+                                                        "status,draft_prob,target_prob_of_draft,target_rank_in_draft_topk"));
+        QCOMPARE(steps.readLine().trimmed(), QByteArray("1,0,5,10,t10,,anchor,,,"));
+        QCOMPARE(steps.readLine().trimmed(), QByteArray("1,1,6,11,t11,11,accepted,0.9,0.8,0"));
+        QCOMPARE(steps.readLine().trimmed(), QByteArray("1,2,7,12,t12,99,rejected,0.6,0.05,2"));
         QFile json(dir.filePath("output_strip.json"));
         QVERIFY(json.open(QIODevice::ReadOnly));
         const auto doc = QJsonDocument::fromJson(json.readAll());

@@ -39,6 +39,9 @@ AcceptancePlots::AcceptancePlots(StepSelection* selection, QWidget* parent)
     histogram_->yAxis->setLabel(tr("verify steps"));
     histogram_->plotLayout()->insertRow(0);
     histogram_->plotLayout()->addElement(0, 0, new QCPTextElement(histogram_, tr("Acceptance-length histogram")));
+    histogram_->legend->setVisible(true);
+    histogram_->legend->setFont(QFont(font().family(), 8));
+    histogram_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(rate_);
@@ -119,7 +122,7 @@ void AcceptancePlots::highlight(int step) {
                      QVector<double>{static_cast<double>(run_.acceptanceHistogram[static_cast<std::size_t>(len)])});
         sel->setWidth(0.8);
         sel->setBrush(QColor(0xff, 0x7f, 0x0e, 160));
-        sel->setName(tr("selected step"));
+        sel->setName(tr("selected step (length %1)").arg(len));
     }
     rate_->replot();
     histogram_->replot();

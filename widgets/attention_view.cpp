@@ -279,8 +279,9 @@ void AttentionView::recompute() {
         yLabels_ << t;
     }
     const float maxW = *std::max_element(shown_.begin(), shown_.end());
-    QString info = tr("step %1, layer %2, %3: %4 queries x %5 keys (%6 context + block); max weight %7")
-                       .arg(a.step)
+    // Steps are numbered from 1 in every view, as in the grid and the CLI.
+    QString info = tr("verify step %1, layer %2, %3: %4 queries x %5 keys (%6 context + block); max weight %7")
+                       .arg(a.step + 1)
                        .arg(l)
                        .arg(avg ? tr("mean of %1 heads").arg(a.numHeads) : tr("head %1").arg(h))
                        .arg(Q)
@@ -290,8 +291,8 @@ void AttentionView::recompute() {
     if (!pieces_.empty() && !havePieces)
         info += tr("; token pieces ignored (%1 given for %2 keys)").arg(pieces_.size()).arg(K);
     infoLabel_->setText(info);
-    title_->setText(tr("Drafter attention, step %1, layer %2, %3")
-                        .arg(a.step)
+    title_->setText(tr("Drafter attention, verify step %1, layer %2, %3")
+                        .arg(a.step + 1)
                         .arg(l)
                         .arg(avg ? tr("mean over %1 heads").arg(a.numHeads) : tr("head %1").arg(h)));
     hoverLabel_->setText(tr("Hover a cell for its weight; wheel zooms, drag pans, double-click resets."));

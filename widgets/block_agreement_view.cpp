@@ -14,7 +14,10 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPdfWriter>
+#include <QStandardItemModel>
 #include <QSvgGenerator>
+
+#include <memory>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -151,8 +154,45 @@ bool BlockAgreementView::exportFigure(const QString& path, QString* error) const
     return true;
 }
 
+namespace {
+/// One row per (verify step, block position) with ids, pieces, status and probabilities:
+/// the grid in a form scripts can read (the grid's own table holds display strings).
+std::unique_ptr<QStandardItemModel> stepRecords(const BlockAgreementModel& m) {
+    auto t = std::make_unique<QStandardItemModel>();
+    t->setHorizontalHeaderLabels({"step", "position", "absolute_position", "drafted_id", "drafted_piece", "target_id",
+                                  "status", "draft_prob", "target_prob_of_draft", "target_rank_in_draft_topk"});
+    static const char* kStatus[] = {"anchor", "accepted", "rejected", "after_cut"};
+    for (int r = 0; r < m.rowCount(); ++r)
+        for (int c = 0; c < m.columnCount(); ++c) {
+            const auto idx = m.index(r, c);
+            auto num = [](const QVariant& v) {  // floats at float precision ("0.9", not "0.8999999761581421")
+                if (!v.isValid()) return new QStandardItem(QString());
+                if (v.typeId() == QMetaType::Float) return new QStandardItem(QString::number(v.toFloat(), 'g', 7));
+                return new QStandardItem(v.toString());
+            };
+            QList<QStandardItem*> row = {new QStandardItem(QString::number(r + 1)), new QStandardItem(QString::number(c)),
+                                         num(idx.data(BlockAgreementModel::AbsolutePositionRole)),
+                                         num(idx.data(BlockAgreementModel::DraftTokenRole)),
+                                         new QStandardItem(idx.data().toString()),
+                                         num(c == 0 ? QVariant() : idx.data(BlockAgreementModel::TargetTokenRole)),
+                                         new QStandardItem(kStatus[idx.data(BlockAgreementModel::StatusRole).toInt()]),
+                                         num(idx.data(BlockAgreementModel::DraftProbRole)),
+                                         num(idx.data(BlockAgreementModel::TargetProbRole)),
+                                         num(idx.data(BlockAgreementModel::TargetRankRole))};
+            t->appendRow(row);
+        }
+    return t;
+}
+}  // namespace
+
 QStringList BlockAgreementView::exportAll(const QString& dir, QString* error) {
     QStringList written;
+    const auto records = stepRecords(*model_);
+    for (const auto& fmt : tableFormats()) {
+        const QString path = QDir(dir).filePath("verify_steps." + fmt);
+        if (!exportTable(records.get(), path, error)) return written;
+        written << path;
+    }
     for (const auto& fmt : figureFormats()) {
         const QString path = QDir(dir).filePath(exportName() + "." + fmt);
         if (!exportFigure(path, error)) return written;

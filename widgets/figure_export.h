@@ -8,6 +8,7 @@
 
 class QAbstractItemModel;
 class QCustomPlot;
+class QTextDocument;
 class QWidget;
 
 namespace draftscope {
@@ -25,6 +26,10 @@ bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int widt
 /// Renders any widget to `path` (png raster, svg and pdf vector where the widget paints
 /// vector primitives). Same error contract as exportPlot.
 bool exportWidget(QWidget* widget, const QString& path, QString* error);
+
+/// Writes a rich-text document laid out at `width` pixels (its full height, not just what a
+/// scroll area shows) as png, svg or pdf. Same error contract as exportPlot.
+bool exportDocument(const QTextDocument& document, const QString& path, QString* error, int width = 1000);
 
 /// Writes the model's DisplayRole cells (with headers) to `path`: CSV (RFC 4180 quoting)
 /// or JSON (array of objects keyed by column header). Same error contract as exportPlot.

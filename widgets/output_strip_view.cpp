@@ -31,7 +31,7 @@ OutputStripView::OutputStripView(StepSelection* selection, QWidget* parent)
         if (url.scheme() == "tok") activateToken(url.path().toInt());
     });
     connect(selection_, &StepSelection::changed, this, [this] { render(); });
-    installExportMenu(browser_, exportName(), [this](const QString& p, QString* e) { return exportWidget(browser_, p, e); },
+    installExportMenu(browser_, exportName(), [this](const QString& p, QString* e) { return exportDocument(*browser_->document(), p, e, 1000); },
                       model_);
 }
 
@@ -79,7 +79,7 @@ QStringList OutputStripView::exportAll(const QString& dir, QString* error) {
     QStringList written;
     for (const auto& fmt : figureFormats()) {
         const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportWidget(browser_, path, error)) return written;
+        if (!exportDocument(*browser_->document(), path, error, 1000)) return written;
         written << path;
     }
     for (const auto& fmt : tableFormats()) {

@@ -67,6 +67,11 @@ void printRunSummary(std::ostream& out, const RunResult& run) {
     out << "prompt tokens " << run.promptIds.size() << ", generated " << generated << ", verify steps "
         << run.steps.size() << (run.stoppedAtEos ? " (stopped at a stop token)" : "") << "\n";
     out << "tau (mean acceptance length, bonus token included) = " << run.tau << "\n";
+    long long committed = 0;
+    for (int l : run.acceptanceLengths) committed += l;
+    if (committed > generated - 1 && !run.stoppedAtEos)
+        out << "(the steps committed " << committed + 1 << " tokens counting the first anchor; the output is cut at "
+            << generated << " as the reference does, and tau counts every step whole)\n";
     out << "acceptance lengths:";
     for (int l : run.acceptanceLengths) out << ' ' << l;
     out << "\nacceptance-length histogram (length: steps):";

@@ -96,6 +96,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                                          .arg(t.vocabSize).arg(d.numLayers).arg(d.blockSize).arg(ids)
                                          .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId);
                 modelPanel_->setStatus(text);
+                modelPanel_->rememberRecent(pendingModels_);  // only directories that loaded
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
                                                               QString::fromStdString(d.directory)));
                 for (const auto& w : d.warnings) log(tr("warning: drafter: %1").arg(QString::fromStdString(w)));
@@ -235,7 +236,7 @@ void MainWindow::loadModels(const ModelRequest& r) {
     }
     modelPanel_->setTargetDir(r.targetDir);
     modelPanel_->setDrafterDir(r.drafterDir);
-    modelPanel_->rememberRecent(r);
+    pendingModels_ = r;
     modelPanel_->setStatus(tr("Loading..."));
     log(tr("loading target %1, drafter %2 (%3, %4)").arg(r.targetDir, r.drafterDir, r.device, r.dtype));
     controller_->loadModels(r);
@@ -266,7 +267,6 @@ void MainWindow::showResult(const RunBundlePtr& b) {
     if (b->requestId != currentRequest_) return;  // an older analysis finished after a newer request
     last_ = b;
     attentionStep_ = -1;
-    promptPanel_->setProgress(1, 1);
     const auto& pieces = b->pieces;
     blockView_->model()->setRun(b->run, [b](std::int64_t id) { return b->pieceOf(id); });
     stripView_->setRun(b->run, pieces);

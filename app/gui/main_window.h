@@ -90,6 +90,7 @@ private:
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
     RunBundlePtr last_;
+    ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads
     quint64 currentRequest_ = 0;  ///< id of the newest analysis asked for
     int attentionStep_ = -1;      ///< step whose attention was last requested for last_
 };
