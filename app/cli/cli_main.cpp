@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -93,6 +94,14 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << dev.load.device << ", " << dev.load.dtype << ")\n";
     const auto target = engine.loadTarget(targetDir, dev.load);
+    {
+        std::map<std::string, int> types;
+        for (const auto& t : target.layerTypes) types[t]++;
+        std::cerr << "target: " << target.architecture << ", " << target.numLayers << " layers (";
+        bool first = true;
+        for (const auto& [t, n] : types) std::cerr << (first ? "" : ", ") << n << " " << t, first = false;
+        std::cerr << ")\n";
+    }
     std::cerr << "loading drafter " << drafterDir << "\n";
     const auto drafter = engine.loadDrafter(drafterDir);
     for (const auto& w : drafter.warnings) std::cerr << "warning: drafter: " << w << "\n";

@@ -90,11 +90,20 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
             [this](const ModelSummary& t, const ModelSummary& d) {
                 QString ids;
                 for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
-                const QString text = tr("Target: %1, %2 layers, hidden %3, vocab %4\nDrafter: %5 layers, block %6, "
+                // Layer types in order, run-length encoded: "3 x linear_attention, 1 x full_attention".
+                QStringList runs;
+                for (std::size_t i = 0; i < t.layerTypes.size();) {
+                    std::size_t j = i;
+                    while (j < t.layerTypes.size() && t.layerTypes[j] == t.layerTypes[i]) ++j;
+                    runs << QStringLiteral("%1 x %2").arg(j - i).arg(QString::fromStdString(t.layerTypes[i]));
+                    i = j;
+                }
+                const QString text = tr("Target: %1, %2 layers (%10), hidden %3, vocab %4\nDrafter: %5 layers, block %6, "
                                         "tapped layers [%7]%8, mask token %9")
                                          .arg(QString::fromStdString(t.architecture)).arg(t.numLayers).arg(t.hiddenSize)
                                          .arg(t.vocabSize).arg(d.numLayers).arg(d.blockSize).arg(ids)
-                                         .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId);
+                                         .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
+                                         .arg(runs.join(", "));
                 modelPanel_->setStatus(text);
                 modelPanel_->rememberRecent(pendingModels_);  // only directories that loaded
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
