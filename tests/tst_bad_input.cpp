@@ -283,6 +283,20 @@ private slots:
         QVERIFY(errorOf([&] { e.greedy(ids(promptIds(0)), s.maxNewTokens, true); }).contains("exceeds"));
     }
 
+    void deeplyNestedJsonIsRefusedNotAStackOverflow() {
+        const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+        const auto d = copyModel(demoTarget(), dir("deepcfg"));
+        auto j = readJson(d + "/config.json");
+        std::string text = j.dump();
+        text.insert(text.size() - 1, ",\"junk\":" + deep);
+        writeBytes(d + "/config.json", text);
+        Engine e;
+        QVERIFY(errorOf([&] { e.loadTarget(d); }).contains("levels deep"));
+        const auto t = copyModel(demoTarget(), dir("deeptok"));
+        writeBytes(t + "/tokenizer.json", "{\"x\":" + deep + "}");
+        QVERIFY(errorOf([&] { e.loadTarget(t); }).contains("levels deep"));
+    }
+
     void float16IsRefusedWithAClearMessage() {
         Engine e;
         LoadOptions o;

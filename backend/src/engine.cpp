@@ -166,7 +166,9 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         const auto gen = fs::path(dir) / "generation_config.json";
         if (fs::exists(gen)) {
             try {
-                const auto j = nlohmann::json::parse(readFileToString(gen.string()));
+                const std::string text = readFileToString(gen.string());
+                checkJsonDepth(text.data(), text.data() + text.size(), gen.string());
+                const auto j = nlohmann::json::parse(text);
                 if (j.is_object() && j.contains("eos_token_id")) addIds(stops, j["eos_token_id"]);
             } catch (const nlohmann::json::exception& e) {
                 throw Error("'" + gen.string() + "' is not valid JSON: " + e.what());

@@ -26,6 +26,7 @@ json readConfigJson(const std::string& dir, std::string& pathOut) {
         throw Error("no config.json in model directory '" + dir + "'");
     const std::string text = readFileToString(pathOut);
     try {
+        checkJsonDepth(text.data(), text.data() + text.size(), pathOut);
         json j = json::parse(text);
         if (!j.is_object()) throw Error("'" + pathOut + "' is not a JSON object");
         return j;

@@ -106,6 +106,26 @@ std::string shapeString(const std::vector<std::int64_t>& shape) {
     return s + "]";
 }
 
+void checkJsonDepth(const char* begin, const char* end, const std::string& what, int maxDepth) {
+    int depth = 0;
+    bool inString = false;
+    for (const char* p = begin; p < end; ++p) {
+        const char c = *p;
+        if (inString) {
+            if (c == '\\') ++p;  // skip the escaped character
+            else if (c == '"') inString = false;
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > maxDepth)
+                throw Error("'" + what + "' nests JSON objects or arrays more than " + std::to_string(maxDepth) +
+                            " levels deep (at byte " + std::to_string(p - begin) + "); refusing to parse it");
+        } else if (c == '}' || c == ']') {
+            --depth;
+        }
+    }
+}
+
 std::string readFileToString(const std::string& path) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec)) throw Error("file not found: '" + path + "'");
@@ -180,6 +200,7 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& 
     const char* headerBegin = reinterpret_cast<const char*>(f->mapping_ + 8);
     nlohmann::json header;
     try {
+        checkJsonDepth(headerBegin, headerBegin + headerLen, path + " (header)", 64);
         header = nlohmann::json::parse(headerBegin, headerBegin + headerLen);
     } catch (const nlohmann::json::exception& e) {
         fail(path, std::string("header is not valid JSON (") + e.what() + ")");

@@ -5,6 +5,8 @@
 
 #include "draftscope/tokenizer.h"
 
+#include "draftscope/safetensors.h"
+
 #include "draftscope/errors.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -318,6 +320,7 @@ std::string readFile(const fs::path& path) {
 
 json readJsonFile(const fs::path& path) {
     const std::string text = readFile(path);
+    checkJsonDepth(text.data(), text.data() + text.size(), path.string());
     try {
         return json::parse(text);
     } catch (const json::parse_error& e) {
@@ -660,6 +663,7 @@ void Tokenizer::Impl::loadTokenizerJson(const fs::path& file) {
     TokenizerJsonReader reader;
     {
         const std::string text = readFile(file);
+        checkJsonDepth(text.data(), text.data() + text.size(), path);
         if (!json::sax_parse(text, &reader)) {
             if (!reader.syntaxError.empty()) throw Error(where + " is not valid JSON: " + reader.syntaxError);
             throw Error(where + ": " + (reader.error.empty() ? std::string("malformed content") : reader.error));

@@ -54,7 +54,9 @@ WeightLoader::WeightLoader(const std::string& dir) : dir_(dir) {
     } else if (fs::exists(index, ec)) {
         nlohmann::json j;
         try {
-            j = nlohmann::json::parse(readFileToString(index.string()));
+            const std::string text = readFileToString(index.string());
+            checkJsonDepth(text.data(), text.data() + text.size(), index.string());
+            j = nlohmann::json::parse(text);
         } catch (const nlohmann::json::exception& e) {
             throw Error("'" + index.string() + "' is not valid JSON: " + e.what());
         }

@@ -106,6 +106,11 @@ private:
     std::map<std::string, std::string> metadata_;
 };
 
+/// Throws Error naming `what` if the JSON text nests objects/arrays deeper than `maxDepth`.
+/// Called before parsing any untrusted JSON: a deeply nested file would otherwise exhaust
+/// the stack of the recursive JSON library. Brackets inside strings are ignored.
+void checkJsonDepth(const char* begin, const char* end, const std::string& what, int maxDepth = 256);
+
 /// Reads a small binary or text file fully; throws Error naming the path if unreadable.
 std::string readFileToString(const std::string& path);
 /// Writes `contents` to `path` via a temporary file in the same directory and rename(2),
