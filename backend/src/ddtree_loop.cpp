@@ -79,10 +79,18 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
 
     while (start < maxLen && !stop) {
         if (cancel && cancel->load()) throw Cancelled();
-        std::vector<std::int64_t> blockIds(static_cast<std::size_t>(B), drafter.config().maskTokenId);
+        // The official loop slices its block out of an output buffer of P + maxNew + budget + 1
+        // slots, so near the end the block is shorter than B, and it then keeps the last
+        // min(B-1, blockLen) drafter rows, the anchor's own row included (ddtree.py,
+        // ddtree_generate). Reproduced so acceptance lengths match at every budget.
+        const std::int64_t blockLen = std::min(B, maxLen + budget + 1 - start);
+        std::vector<std::int64_t> blockIds(static_cast<std::size_t>(blockLen), drafter.config().maskTokenId);
         blockIds[0] = anchor;
         const auto d = drafter.draft(ctx, at::tensor(blockIds, longOpts).to(dev), draftCache);
-        const DraftTree tree = treeFromDraftLogits(anchor, d.logits, budget);
+        const std::int64_t draftRows = std::min(B - 1, blockLen);
+        const at::Tensor draftLogits =
+            blockLen == B ? d.logits : target.lmHead(d.hidden.narrow(0, blockLen - draftRows, draftRows)).to(at::kFloat);
+        const DraftTree tree = treeFromDraftLogits(anchor, draftLogits, budget);
         const int N = tree.size();
 
         // Tree verify: node i at position start + depth, seeing the cache and its ancestors.
