@@ -4,7 +4,7 @@
 # pkgconf) are unpacked from .deb files in ./.deb if the machine lacks them:
 #   (here)   mkdir -p .deb && (cd .deb && apt-get download nlohmann-json3-dev libcli11-dev \
 #              libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 pkgconf pkgconf-bin libpkgconf3)
-#   (there)  bash tools/gpu-build.sh        -> build-cuda/app/draftscope-cli
+#   (there)  bash tools/gpu-build.sh [cmake -D options]   -> build-cuda/app/draftscope-cli
 # Afterwards, source build-cuda/env.sh to get the library path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +17,7 @@ export PKG_CONFIG_SYSROOT_DIR="$deps"
 export PKG_CONFIG_LIBDIR="$lib/pkgconfig:$deps/usr/share/pkgconfig"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 export TORCH_CUDA_ARCH_LIST="9.0"
-cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DDRAFTSCOPE_BUILD_GUI=OFF -DDRAFTSCOPE_BUILD_TESTS=OFF \
+cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DDRAFTSCOPE_BUILD_GUI=OFF -DDRAFTSCOPE_BUILD_TESTS=OFF "$@" \
   -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" -DCMAKE_PREFIX_PATH="$torch_prefix;$deps/usr" >build-cuda.log 2>&1 \
   || { tail -40 build-cuda.log; exit 1; }
 cmake --build build-cuda -j"$(nproc)" >>build-cuda.log 2>&1 || { grep -B2 -A12 -m3 "error" build-cuda.log; exit 1; }

@@ -82,7 +82,10 @@ void printRunSummary(std::ostream& out, const RunResult& run) {
         out << " j" << j << "=" << std::setprecision(2) << run.perPositionAcceptance[j];
     out << std::setprecision(1) << "\ntiming: prefill " << run.timing.prefillMs << " ms, decode "
         << run.timing.decodeMs << " ms, total " << run.timing.totalMs << " ms (" << run.device << ", "
-        << run.dtype << ")\n";
+        << run.dtype << ")";
+    if (run.timing.peakDeviceBytes >= 0)
+        out << ", peak device memory " << static_cast<double>(run.timing.peakDeviceBytes) / (1 << 20) << " MiB";
+    out << "\n";
     out.unsetf(std::ios::floatfield);
 }
 

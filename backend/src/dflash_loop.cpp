@@ -1,6 +1,7 @@
 #include "dflash_loop.h"
 
 #include "draftscope/errors.h"
+#include "torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -58,9 +59,13 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     at::Generator gen = at::detail::createCPUGenerator(settings.seed);
     const auto featIdx = drafter.featureIndices();
 
+    compat::resetPeakMemory(dev);
     KVCache targetCache = target.makeCache();
     const bool hybrid = target.isHybrid();
     KVCache draftCache = drafter.makeCache();
+    // Room for the whole run up front: no step reallocates or copies a cache.
+    targetCache.reserve(P + maxNew + B);
+    draftCache.reserve(P + maxNew + B);
 
     // Prefill: features of every prompt position, anchor from the last row.
     auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}});
@@ -79,9 +84,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     bool stop = false;
     while (start < maxLen && !stop) {
         if (cancel && cancel->load()) throw Cancelled();
-        std::vector<std::int64_t> blockIds(static_cast<std::size_t>(B), drafter.config().maskTokenId);
-        blockIds[0] = anchor;
-        const auto block = at::tensor(blockIds, longOpts).to(dev);
+        // Built on the device: a host-to-device copy of a pageable tensor would synchronise.
+        const auto block = at::full({B}, drafter.config().maskTokenId, longOpts.device(dev));
+        block.narrow(0, 0, 1).fill_(anchor);
         const auto d = drafter.draft(ctx, block, draftCache);
         const auto drafted = d.logits.argmax(-1);  // [B-1], drafts stay greedy
         const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted});
@@ -92,7 +97,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         auto v = target.forward(verifyIds, targetCache, {featIdx, 0, {}, {}});
         const auto post = pickTokens(v.logits, settings.temperature, gen);  // [B]
 
-        // Per-position statistics, computed on the device and copied back in one go.
+        // Per-position statistics, computed on the device and copied back in one go: the
+        // step's only host synchronisation (the loop needs the accepted count). Token ids
+        // (< 2^53) and probabilities travel exactly as float64.
         const auto draftProbs = at::softmax(d.logits, -1);
         const auto top = draftProbs.topk(topK, -1);
         const auto& topProbs = std::get<0>(top);
@@ -102,27 +109,32 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         const auto postHead = post.narrow(0, 0, B - 1);
         const auto hit = topIds.eq(postHead.unsqueeze(1));
         const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
-        const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})}).to(at::kCPU);
+        const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})});
         const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
                                      targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
                                      targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
-                                     topProbs.reshape({-1})}).to(at::kCPU, at::kFloat);
-        const auto* I = ints.data_ptr<std::int64_t>();
-        const auto* F = floats.data_ptr<float>();
+                                     topProbs.reshape({-1})}).to(at::kFloat);
+        const auto host = at::cat({ints.to(at::kDouble), floats.to(at::kDouble)}).to(at::kCPU);
+        const auto* X = host.data_ptr<double>();
         const std::size_t D = static_cast<std::size_t>(B - 1), K = static_cast<std::size_t>(topK);
+        const std::size_t nInts = static_cast<std::size_t>(ints.numel());
+        std::vector<std::int64_t> I(X, X + nInts);
+        std::vector<float> F(X + nInts, X + host.numel());
 
         VerifyStep s;
         s.start = start;
         s.anchor = anchor;
-        s.drafted.assign(I, I + D);
-        s.targetTokens.assign(I + D, I + D + B);
-        s.targetRankInDraft.assign(I + D + B, I + 2 * D + B);
-        s.draftProb.assign(F, F + D);
-        s.targetProbOfDraft.assign(F + D, F + 2 * D);
-        s.targetProbOfTarget.assign(F + 2 * D, F + 3 * D);
+        const auto i0 = I.begin();
+        const auto f0 = F.begin();
+        s.drafted.assign(i0, i0 + D);
+        s.targetTokens.assign(i0 + D, i0 + D + B);
+        s.targetRankInDraft.assign(i0 + D + B, i0 + 2 * D + B);
+        s.draftProb.assign(f0, f0 + D);
+        s.targetProbOfDraft.assign(f0 + D, f0 + 2 * D);
+        s.targetProbOfTarget.assign(f0 + 2 * D, f0 + 3 * D);
         for (std::size_t j = 0; j < D; ++j) {
-            s.draftTopIds.emplace_back(I + 2 * D + B + j * K, I + 2 * D + B + (j + 1) * K);
-            s.draftTopProbs.emplace_back(F + 3 * D + j * K, F + 3 * D + (j + 1) * K);
+            s.draftTopIds.emplace_back(i0 + 2 * D + B + j * K, i0 + 2 * D + B + (j + 1) * K);
+            s.draftTopProbs.emplace_back(f0 + 3 * D + j * K, f0 + 3 * D + (j + 1) * K);
         }
         int acc = 0;
         while (acc < static_cast<int>(D) && s.drafted[acc] == s.targetTokens[acc]) ++acc;
@@ -179,6 +191,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         for (auto& p : r.perPositionAcceptance) p /= steps;
     }
     r.timing.totalMs = msSince(t0);
+    r.timing.peakDeviceBytes = compat::deviceMemoryStats(dev).peakAllocated;
     return r;
 }
 

@@ -1,6 +1,7 @@
 #include "layers.h"
 
 #include "draftscope/errors.h"
+#include "torch_compat.h"
 #include "weight_loader.h"
 
 #include <cmath>
@@ -10,6 +11,8 @@ namespace draftscope {
 at::Tensor LoadTarget::get(const std::string& name) const { return weights.load(name, dtype, device); }
 
 at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+    if (!zeroCentered)
+        if (auto fused = compat::fusedRmsNorm(x, weight, eps)) return *fused;
     const auto xf = x.to(at::kFloat);
     const auto var = xf.pow(2).mean(-1, /*keepdim=*/true);
     if (zeroCentered)  // HF Qwen3_5RMSNorm: (x * (1 + w.float())).type_as(x)
@@ -20,13 +23,26 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
 at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }
 
 at::Tensor SwiGluMlp::operator()(const at::Tensor& x) const {
+    if (gateUp.defined()) {
+        const auto gu = at::linear(x, gateUp);
+        const auto I = gateUp.size(0) / 2;
+        return down(at::silu(gu.narrow(-1, 0, I)) * gu.narrow(-1, I, I));
+    }
     return down(at::silu(gate(x)) * up(x));
 }
 
 SwiGluMlp SwiGluMlp::load(const LoadTarget& lt, const std::string& p) {
-    return {{lt.get(p + "gate_proj.weight"), {}},
-            {lt.get(p + "up_proj.weight"), {}},
-            {lt.get(p + "down_proj.weight"), {}}};
+    SwiGluMlp m{{lt.get(p + "gate_proj.weight"), {}},
+                {lt.get(p + "up_proj.weight"), {}},
+                {lt.get(p + "down_proj.weight"), {}},
+                {}};
+    if (compat::fastKernels(lt.device, lt.dtype)) {
+        m.gateUp = at::cat({m.gate.weight, m.up.weight}, 0);
+        const auto I = m.gate.weight.size(0);
+        m.gate.weight = m.gateUp.narrow(0, 0, I);
+        m.up.weight = m.gateUp.narrow(0, I, I);
+    }
+    return m;
 }
 
 void SwiGluMlp::specs(std::vector<TensorSpec>& out, const std::string& p, std::int64_t h,
@@ -73,6 +89,26 @@ std::pair<at::Tensor, at::Tensor> RotaryEmbedding::cosSin(const at::Tensor& posi
 at::Tensor RotaryEmbedding::apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
     const auto rot = cos.size(-1);
     const auto head = x.size(-1);
+    if (rot == head && compat::fastKernels(x)) {
+        // x*cos + [-x2 | x1]*sin == x*cos + [x2 | x1]*[-sin_a | sin_b]: three kernels
+        // instead of five. The signed sin is made once per sin tensor (a forward passes the
+        // same cos/sin to every layer; the drafter alternates two, hence two slots; a slot
+        // holds its key tensor, so the identity cannot be reused while cached).
+        thread_local at::Tensor keys[2], signedSin[2];
+        thread_local int next = 0;
+        int slot = -1;
+        for (int i = 0; i < 2; ++i)
+            if (keys[i].defined() && keys[i].unsafeGetTensorImpl() == sin.unsafeGetTensorImpl()) slot = i;
+        const auto half = rot / 2;
+        if (slot < 0) {
+            slot = next;
+            next = 1 - next;
+            keys[slot] = sin;
+            signedSin[slot] = at::cat({-sin.narrow(-1, 0, half), sin.narrow(-1, half, half)}, -1);
+        }
+        const auto swapped = at::cat({x.narrow(-1, half, half), x.narrow(-1, 0, half)}, -1);
+        return at::addcmul(x * cos, swapped, signedSin[slot]);
+    }
     auto xr = rot == head ? x : x.narrow(-1, 0, rot);
     const auto half = rot / 2;
     const auto x1 = xr.narrow(-1, 0, half);
@@ -88,7 +124,7 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::T
     const auto need = length_ + k.size(1);
     if (!K.defined() || K.size(1) < need) {
         std::int64_t cap = K.defined() ? K.size(1) : 0;
-        cap = std::max<std::int64_t>({need, 2 * cap, 256});
+        cap = std::max<std::int64_t>({need, 2 * cap, 256, reserved_});
         auto nk = at::empty({k.size(0), cap, k.size(2)}, k.options());
         auto nv = at::empty({v.size(0), cap, v.size(2)}, v.options());
         if (K.defined() && length_ > 0) {

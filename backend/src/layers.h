@@ -45,6 +45,9 @@ struct Linear {
 /// SwiGLU MLP: down(silu(gate(x)) * up(x)).
 struct SwiGluMlp {
     Linear gate, up, down;
+    /// [2I, H]: gate rows then up rows, one GEMM for both. Set by load() where
+    /// compat::fastKernels holds (bf16 on CUDA); gate/up then are views into it.
+    at::Tensor gateUp;
     at::Tensor operator()(const at::Tensor& x) const;
     static SwiGluMlp load(const LoadTarget& lt, const std::string& prefix);
     static void specs(std::vector<TensorSpec>& out, const std::string& prefix, std::int64_t hidden,
@@ -88,6 +91,9 @@ public:
     explicit KVCache(std::int64_t numLayers = 0)
         : keys_(numLayers), values_(numLayers), linear_(static_cast<std::size_t>(numLayers)) {}
     std::int64_t length() const { return length_; }
+    /// Allocates room for `rows` rows at the first append() of each layer (the DFlash loop
+    /// reserves prompt + max new + one block), so no step reallocates or copies the cache.
+    void reserve(std::int64_t rows) { reserved_ = rows; }
     /// Writes k, v ([Hkv, T, D]) at rows [length, length+T) of layer `layer`; returns the
     /// cached keys and values for rows [0, length+T).
     std::pair<at::Tensor, at::Tensor> append(std::size_t layer, const at::Tensor& k, const at::Tensor& v);
@@ -123,6 +129,7 @@ private:
     std::vector<at::Tensor> keys_, values_;
     std::vector<LinearAttentionState> linear_;
     std::int64_t length_ = 0;
+    std::int64_t reserved_ = 0;
 };
 
 }  // namespace draftscope

@@ -49,6 +49,7 @@ nlohmann::json toJson(const RunResult& r) {
           {"dtype", r.dtype}}},
         {"timing_ms",
          {{"prefill", r.timing.prefillMs}, {"decode", r.timing.decodeMs}, {"total", r.timing.totalMs}}},
+        {"peak_device_bytes", r.timing.peakDeviceBytes},
     };
 }
 

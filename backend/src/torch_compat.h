@@ -24,6 +24,33 @@ at::Tensor attentionWithWeights(const at::Tensor& q, const at::Tensor& k, const 
                                 const std::optional<at::Tensor>& visible, double scale,
                                 at::Tensor& weightsOut);
 
+/// Reduced-precision fast paths: true for bfloat16/float16 on a CUDA device with libtorch
+/// 2.x, unless switched off by setFastKernels(false) or the environment variable
+/// DRAFTSCOPE_EXACT_KERNELS=1. They change rounding only (a fused RMSNorm rounds once
+/// instead of twice; a fused gate/up projection may pick another GEMM algorithm), never
+/// the function computed; float32 and CPU runs always take the exact, golden-tested paths.
+bool fastKernels(const at::Device& device, at::ScalarType dtype);
+inline bool fastKernels(const at::Tensor& x) { return fastKernels(x.device(), x.scalar_type()); }
+void setFastKernels(bool enabled);
+
+/// Fused RMSNorm y = x * rsqrt(mean(x^2) + eps) * w (at::rms_norm, libtorch >= 2.4) when
+/// fastKernels(x); std::nullopt otherwise (the caller then runs the explicit HF formula).
+std::optional<at::Tensor> fusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+/// Waits for all work queued on `device` (no-op on the CPU).
+void synchronize(const at::Device& device);
+
+/// The CUDA caching allocator's statistics for `device`, in bytes; every field is -1 on
+/// the CPU or where the build cannot read them.
+struct DeviceMemoryStats {
+    std::int64_t allocated = -1;      ///< currently allocated by tensors
+    std::int64_t peakAllocated = -1;  ///< peak allocated since the last resetPeakMemory()
+    std::int64_t peakReserved = -1;   ///< peak reserved by the allocator (allocated + cached)
+};
+DeviceMemoryStats deviceMemoryStats(const at::Device& device);
+/// Starts a new peak-memory window on `device` (no-op on the CPU).
+void resetPeakMemory(const at::Device& device);
+
 /// Parses "cpu", "cuda" or "cuda:N"; throws Error if CUDA is requested but unavailable.
 at::Device parseDevice(const std::string& name);
 /// Parses "float32" / "bfloat16" (also "fp32", "bf16", "float16"); throws Error otherwise.

@@ -1,11 +1,18 @@
 #include "weight_loader.h"
 
 #include "draftscope/errors.h"
+#include "torch_compat.h"
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 namespace draftscope {
 
@@ -36,7 +43,124 @@ std::string joinFirst(const std::vector<std::string>& items, std::size_t n) {
     return s;
 }
 
+/// Reads `n` bytes at `offset` of `fd` into `dst` with up to `threads` concurrent pread()s.
+void parallelRead(int fd, char* dst, std::size_t n, std::uint64_t offset, unsigned threads,
+                  const std::string& path) {
+    constexpr std::size_t kMinPart = 8u << 20;
+    const std::size_t parts = std::max<std::size_t>(1, std::min<std::size_t>(threads, n / kMinPart));
+    const std::size_t step = (n + parts - 1) / parts;
+    std::vector<int> errors(parts, 0);
+    auto work = [&](std::size_t p) {
+        std::size_t pos = p * step;
+        const std::size_t end = std::min(n, pos + step);
+        while (pos < end) {
+            const ssize_t got = ::pread(fd, dst + pos, end - pos, static_cast<off_t>(offset + pos));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) {
+                errors[p] = got < 0 ? errno : EIO;
+                return;
+            }
+            pos += static_cast<std::size_t>(got);
+        }
+    };
+    if (parts == 1) {
+        work(0);
+    } else {
+        std::vector<std::thread> pool;
+        for (std::size_t p = 0; p < parts; ++p) pool.emplace_back(work, p);
+        for (auto& t : pool) t.join();
+    }
+    for (int e : errors)
+        if (e) throw Error("cannot read '" + path + "': " + std::strerror(e));
+}
+
 }  // namespace
+
+/// The CUDA upload path's state: a ring of pinned staging buffers that pread() fills and
+/// asynchronous host-to-device copies drain, and one read-only descriptor per file. A
+/// buffer is refilled only after a stream synchronisation has retired its last copy.
+struct WeightLoader::Staging {
+    static constexpr std::size_t kChunk = 64u << 20;
+    static constexpr int kBuffers = 4;
+    at::Device device{at::kCPU};
+    std::vector<at::Tensor> buffers;  // pinned uint8 [kChunk]
+    std::vector<bool> inFlight;
+    int current = 0;
+    std::size_t used = 0;
+    unsigned threads = 1;
+    std::map<const SafetensorsFile*, int> fds;
+
+    explicit Staging(const at::Device& d) : device(d) {
+        for (int i = 0; i < kBuffers; ++i)
+            buffers.push_back(at::empty({static_cast<std::int64_t>(kChunk)},
+                                        at::TensorOptions().dtype(at::kByte).pinned_memory(true)));
+        inFlight.assign(kBuffers, false);
+        threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+    }
+    ~Staging() {
+        for (const auto& [_, fd] : fds) ::close(fd);
+    }
+    bool busy() const { return std::find(inFlight.begin(), inFlight.end(), true) != inFlight.end(); }
+    void drain() {
+        if (busy()) compat::synchronize(device);
+        inFlight.assign(kBuffers, false);
+    }
+    void next() {
+        current = (current + 1) % kBuffers;
+        used = 0;
+        if (inFlight[current]) drain();
+    }
+    int fd(const SafetensorsFile& f) {
+        auto it = fds.find(&f);
+        if (it != fds.end()) return it->second;
+        const int d = ::open(f.path().c_str(), O_RDONLY | O_CLOEXEC);
+        if (d < 0) throw Error("cannot open '" + f.path() + "': " + std::strerror(errno));
+#ifdef POSIX_FADV_SEQUENTIAL
+        ::posix_fadvise(d, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+        fds[&f] = d;
+        return d;
+    }
+};
+
+WeightLoader::~WeightLoader() {
+    try {
+        finishUploads();
+    } catch (...) {
+    }
+}
+
+void WeightLoader::finishUploads() const {
+    if (staging_) staging_->drain();
+}
+
+at::Tensor WeightLoader::uploadToCuda(const Location& loc, const at::Device& device) const {
+    const auto& info = *loc.info;
+    const auto bytes = info.byteSize();
+    const auto type = toAten(info.dtype);
+    if (bytes == 0) return at::empty(info.shape, at::TensorOptions().dtype(type).device(device));
+    if (!staging_ || staging_->device != device) {
+        finishUploads();
+        staging_ = std::make_unique<Staging>(device);
+    }
+    auto& st = *staging_;
+    const int fd = st.fd(*loc.file);
+    auto dst = at::empty({static_cast<std::int64_t>(bytes)}, at::TensorOptions().dtype(at::kByte).device(device));
+    const std::uint64_t fileOffset = loc.file->dataOffset() + info.begin;
+    std::uint64_t done = 0;
+    while (done < bytes) {
+        if (st.used == Staging::kChunk) st.next();
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(bytes - done, Staging::kChunk - st.used));
+        auto& buf = st.buffers[static_cast<std::size_t>(st.current)];
+        parallelRead(fd, static_cast<char*>(buf.data_ptr()) + st.used, n, fileOffset + done, st.threads, loc.file->path());
+        dst.narrow(0, static_cast<std::int64_t>(done), static_cast<std::int64_t>(n))
+            .copy_(buf.narrow(0, static_cast<std::int64_t>(st.used), static_cast<std::int64_t>(n)), /*non_blocking=*/true);
+        st.inFlight[static_cast<std::size_t>(st.current)] = true;
+        st.used += n;
+        done += n;
+    }
+    return dst.view(type).view(info.shape);
+}
 
 WeightLoader::WeightLoader(const std::string& dir) : dir_(dir) {
     std::error_code ec;
@@ -156,10 +280,10 @@ at::Tensor WeightLoader::load(const std::string& name, at::ScalarType dtype,
     if (!isFloatingPoint(info.dtype))
         throw Error("tensor '" + name + "' in '" + it->second.file->path() + "' has dtype " +
                     dtypeName(info.dtype) + ", expected a floating-point dtype");
+    if (device.is_cuda()) return uploadToCuda(it->second, device).to(dtype);
     // The mapping gives no alignment guarantee, so copy into an owned, aligned tensor first.
     at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(toAten(info.dtype)));
     if (info.byteSize()) std::memcpy(host.data_ptr(), it->second.file->data(info), info.byteSize());
-    if (device.is_cuda()) host = host.pin_memory();
     return host.to(device, dtype, /*non_blocking=*/false, /*copy=*/false);
 }
 

@@ -52,8 +52,16 @@ public:
                        const std::vector<std::string>& ignoredPrefixes = {}) const;
 
     /// Copies tensor `name` to `device`, converted to `dtype`. Throws Error if absent or
-    /// not floating point.
+    /// not floating point. To a CUDA device the bytes go straight from the file into a ring
+    /// of pinned staging buffers (large pread()s by several threads) and from there to the
+    /// GPU by asynchronous copies; any dtype conversion runs on the GPU.
     at::Tensor load(const std::string& name, at::ScalarType dtype, const at::Device& device) const;
+
+    /// Waits for every asynchronous copy load() issued (the destructor does too).
+    void finishUploads() const;
+    ~WeightLoader();
+    WeightLoader(const WeightLoader&) = delete;
+    WeightLoader& operator=(const WeightLoader&) = delete;
 
     /// Total bytes of all tensors.
     std::uint64_t totalBytes() const;
@@ -66,6 +74,9 @@ private:
     std::string dir_;
     std::vector<std::shared_ptr<const SafetensorsFile>> files_;
     std::map<std::string, Location> where_;
+    struct Staging;  // pinned buffers and file descriptors of the CUDA upload path
+    mutable std::unique_ptr<Staging> staging_;
+    at::Tensor uploadToCuda(const Location& loc, const at::Device& device) const;
 };
 
 }  // namespace draftscope

@@ -60,6 +60,9 @@ struct RunTiming {
     double prefillMs = 0;  ///< target prefill + first anchor
     double decodeMs = 0;   ///< all draft + verify steps
     double totalMs = 0;
+    /// Peak bytes held by tensors on the device during the run, weights included (CUDA
+    /// caching-allocator statistics); -1 on the CPU.
+    std::int64_t peakDeviceBytes = -1;
 };
 
 /// Everything one DFlash run produced.

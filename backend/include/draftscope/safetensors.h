@@ -62,6 +62,8 @@ public:
     const std::map<std::string, std::string>& metadata() const { return metadata_; }
     /// Total file size in bytes.
     std::uint64_t fileSize() const { return fileSize_; }
+    /// File offset of the data section (tensor t's bytes start at dataOffset() + t.begin).
+    std::uint64_t dataOffset() const { return dataOffset_; }
 
     /// Copies tensor `name` converted to float32 (from F32, BF16, F16 or F64), row-major.
     /// Throws Error if absent or not floating point.

@@ -1,0 +1,238 @@
+// draftscope-bench: times the engine on one target + DFlash drafter pair, stage by stage
+// (load, prefill + features, one drafter call, one verify block, the whole DFlash loop),
+// measures the device's copy bandwidth, and dumps the prompt's tapped hidden states and
+// per-position logits argmax for the numerical check against HF transformers.
+// Used by bench/run.sh; see docs/PERFORMANCE.md. Stage timings synchronise the device
+// around each repetition and report the median; the loop itself runs unmodified (its one
+// synchronisation per step is the accepted count).
+
+#include "dflash_drafter.h"
+#include "dflash_loop.h"
+#include "draftscope/errors.h"
+#include "draftscope/model_config.h"
+#include "draftscope/safetensors.h"
+#include "target_model.h"
+#include "torch_compat.h"
+#include "weight_loader.h"
+
+#include <c10/core/InferenceMode.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace draftscope;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+/// Median milliseconds of `reps` runs of `body` after `warmup` runs, synchronising around each.
+std::vector<double> timeIt(const at::Device& dev, int warmup, int reps, const std::function<void()>& body) {
+    for (int i = 0; i < warmup; ++i) body();
+    compat::synchronize(dev);
+    std::vector<double> ms;
+    for (int i = 0; i < reps; ++i) {
+        const auto t0 = Clock::now();
+        body();
+        compat::synchronize(dev);
+        ms.push_back(msSince(t0));
+    }
+    return ms;
+}
+
+std::vector<float> toFloats(const at::Tensor& t) {
+    const auto c = t.to(at::kCPU, at::kFloat).contiguous();
+    return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::map<std::string, std::string> a = {{"--device", "cuda"}, {"--dtype", "bfloat16"}, {"--new", "256"},
+                                            {"--reps", "20"}, {"--e2e-reps", "3"}, {"--label", "draftscope"}};
+    for (int i = 1; i + 1 < argc; i += 2) a[argv[i]] = argv[i + 1];
+    for (const char* k : {"--target", "--drafter", "--prompt-ids", "--out"})
+        if (!a.count(k)) {
+            std::cerr << "usage: draftscope-bench --target DIR --drafter DIR --prompt-ids FILE.json --out FILE.json\n"
+                         "       [--dump FILE.safetensors] [--new 256] [--reps 20] [--e2e-reps 3] [--exact 1]\n"
+                         "       [--device cuda] [--dtype bfloat16] [--label NAME]\n";
+            return 2;
+        }
+    try {
+        c10::InferenceMode guard;
+        if (a.count("--exact") && a["--exact"] != "0") compat::setFastKernels(false);
+        const auto dev = compat::parseDevice(a["--device"]);
+        const auto dtype = compat::parseDtype(a["--dtype"]);
+        const int reps = std::stoi(a["--reps"]), e2eReps = std::stoi(a["--e2e-reps"]);
+        const std::int64_t maxNew = std::stoll(a["--new"]);
+        nlohmann::json out;
+        out["label"] = a["--label"];
+        out["libtorch"] = compat::libtorchDescription();
+        out["fast_kernels"] = compat::fastKernels(dev, dtype);
+
+        std::vector<std::int64_t> ids = nlohmann::json::parse(readFileToString(a["--prompt-ids"])).get<std::vector<std::int64_t>>();
+        const auto P = static_cast<std::int64_t>(ids.size());
+        const auto longOpts = at::TensorOptions().dtype(at::kLong);
+
+        // Device warm-up (context creation stays out of the load time), then the copy ceiling.
+        {
+            const std::int64_t n = std::int64_t(1) << 30;  // 2 GiB of bf16 per buffer
+            auto src = at::empty({n}, at::TensorOptions().dtype(at::kBFloat16).device(dev)).uniform_();
+            auto dst = at::empty_like(src);
+            const auto ms = timeIt(dev, 3, 10, [&] { dst.copy_(src); });
+            out["copy_ms"] = median(ms);
+            out["copy_bandwidth_gbps"] = 2.0 * n * 2 / (median(ms) * 1e6);  // read + write
+        }
+
+        compat::synchronize(dev);
+        compat::resetPeakMemory(dev);
+        const auto tLoad = Clock::now();
+        std::unique_ptr<TargetModel> target;
+        std::unique_ptr<DFlashDrafter> drafter;
+        std::uint64_t targetBytes = 0, drafterBytes = 0, embedBytes = 0;
+        {
+            const auto cfg = loadTargetConfig(a["--target"]);
+            WeightLoader w(a["--target"]);
+            targetBytes = w.totalBytes();
+            const auto embedName = cfg.weightPrefix + "embed_tokens.weight";
+            if (w.has(embedName) && !cfg.tieWordEmbeddings) {
+                std::uint64_t n = 2;
+                for (auto d : w.shape(embedName)) n *= static_cast<std::uint64_t>(d);
+                embedBytes = n;
+            }
+            target = std::make_unique<TargetModel>(cfg, w, dtype, dev);
+        }
+        const double targetLoadS = msSince(tLoad) / 1e3;
+        {
+            const auto cfg = loadDrafterConfig(a["--drafter"]);
+            WeightLoader w(a["--drafter"]);
+            drafterBytes = w.totalBytes();
+            drafter = std::make_unique<DFlashDrafter>(cfg, w, *target);
+        }
+        compat::synchronize(dev);
+        const double loadS = msSince(tLoad) / 1e3;
+        out["load_s"] = loadS;
+        out["target_load_s"] = targetLoadS;
+        out["weight_bytes"] = targetBytes + drafterBytes;
+        out["target_bytes"] = targetBytes;
+        out["drafter_bytes"] = drafterBytes;
+        out["load_gbps"] = static_cast<double>(targetBytes + drafterBytes) / loadS / 1e9;
+        // A verify pass reads every target weight except the embedding table (16 rows of it).
+        out["verify_weight_bytes"] = targetBytes - embedBytes;
+        const auto memLoad = compat::deviceMemoryStats(dev);
+        out["mem_after_load_bytes"] = memLoad.allocated;
+        out["peak_load_bytes"] = memLoad.peakAllocated;
+
+        const auto featIdx = drafter->featureIndices();
+        const std::int64_t B = drafter->blockSize();
+        const auto promptT = at::tensor(ids, longOpts);
+
+        // Prefill + features (+ the anchor, which needs the host).
+        std::vector<at::Tensor> ctxHolder(1);
+        std::int64_t anchor = 0;
+        auto prefillMs = timeIt(dev, 1, 5, [&] {
+            KVCache c = target->makeCache();
+            c.reserve(P + maxNew + B);
+            const auto pre = target->forward(promptT, c, {featIdx, P - 1, {}, {}});
+            ctxHolder[0] = at::cat(pre.hidden, -1);
+            anchor = pre.logits.argmax(-1).item<std::int64_t>();
+        });
+        out["prefill_ms"] = median(prefillMs);
+
+        KVCache tcache = target->makeCache();
+        tcache.reserve(P + maxNew + B);
+        const auto pre = target->forward(promptT, tcache, {featIdx, P - 1, {}, {}});
+        const auto ctx = at::cat(pre.hidden, -1);
+        const auto block = at::full({B}, drafter->config().maskTokenId, longOpts.device(dev));
+        block.narrow(0, 0, 1).fill_(anchor);
+
+        // One drafter call with one new context row on a cache holding the prompt.
+        KVCache dcache = drafter->makeCache();
+        dcache.reserve(P + maxNew + B);
+        drafter->draft(ctx, block, dcache);
+        const auto ctx1 = ctx.narrow(0, P - 1, 1);
+        at::Tensor drafted;
+        const auto draftMs = timeIt(dev, 3, reps, [&] {
+            const auto d = drafter->draft(ctx1, block, dcache);
+            drafted = d.logits.argmax(-1).to(at::kCPU);
+            dcache.crop(P);
+        });
+        out["draft_ms"] = median(draftMs);
+
+        // One verify block of B tokens on a cache holding the prompt.
+        const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted.to(dev)});
+        const auto verifyMs = timeIt(dev, 3, reps, [&] {
+            const auto v = target->forward(verifyIds, tcache, {featIdx, 0, {}, {}});
+            const auto feats = at::cat(v.hidden, -1);
+            const auto post = v.logits.argmax(-1).to(at::kCPU);
+            tcache.crop(P);
+        });
+        out["verify_ms"] = median(verifyMs);
+
+        // The whole DFlash loop, as the CLI and the GUI run it (all per-step statistics).
+        RunSettings s;
+        s.maxNewTokens = maxNew;
+        s.ignoreEos = true;
+        s.temperature = 0;
+        // The first full run is reported apart ("cold"): it meets every key length for the
+        // first time (plan caches, e.g. cuDNN attention, would show here).
+        {
+            compat::synchronize(dev);
+            const auto t0 = Clock::now();
+            runDFlash(*target, *drafter, ids, s, {}, {}, nullptr);
+            compat::synchronize(dev);
+            out["e2e_cold_ms"] = msSince(t0);
+        }
+        std::vector<double> e2e;
+        RunResult last;
+        for (int i = 0; i < e2eReps; ++i) {
+            compat::synchronize(dev);
+            const auto t0 = Clock::now();
+            last = runDFlash(*target, *drafter, ids, s, {}, {}, nullptr);
+            compat::synchronize(dev);
+            e2e.push_back(msSince(t0));
+        }
+        out["e2e_ms"] = median(e2e);
+        out["e2e_all_ms"] = e2e;
+        out["e2e_prefill_ms"] = last.timing.prefillMs;
+        out["steps"] = last.acceptanceLengths.size();
+        out["tau"] = last.tau;
+        out["output_ids"] = std::vector<std::int64_t>(last.outputIds.begin() + P, last.outputIds.end());
+        out["peak_run_bytes"] = last.timing.peakDeviceBytes;
+
+        if (a.count("--dump")) {
+            std::vector<std::int64_t> all;
+            KVCache c = target->makeCache();
+            const auto f = target->forward(promptT, c, {featIdx, 0, {}, {}});
+            SafetensorsWriter w;
+            for (std::size_t i = 0; i < featIdx.size(); ++i)
+                w.addFloat32("hidden." + std::to_string(featIdx[i] - 1), {P, f.hidden[i].size(1)}, toFloats(f.hidden[i]));
+            const auto am = f.logits.argmax(-1).to(at::kCPU).contiguous();
+            w.addInt64("logits_argmax", {P}, {am.data_ptr<std::int64_t>(), am.data_ptr<std::int64_t>() + P});
+            w.write(a["--dump"]);
+        }
+        std::ofstream(a["--out"]) << out.dump(1) << "\n";
+        std::cout << a["--label"] << ": load " << loadS << " s (" << out["load_gbps"].get<double>() << " GB/s), prefill "
+                  << out["prefill_ms"].get<double>() << " ms, draft " << out["draft_ms"].get<double>() << " ms, verify "
+                  << out["verify_ms"].get<double>() << " ms, e2e " << out["e2e_ms"].get<double>() << " ms, steps "
+                  << last.acceptanceLengths.size() << "\n";
+    } catch (const std::exception& e) {
+        std::cerr << "draftscope-bench: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
