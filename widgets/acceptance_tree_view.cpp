@@ -27,7 +27,7 @@ namespace draftscope {
 namespace {
 
 // Geometry of the layout (scene units = pixels at zoom 1).
-constexpr double kBoxW = 128, kBoxH = 40, kColGap = 56, kRowH = 70, kTop = 64;
+constexpr double kBoxW = 124, kBoxH = 40, kColGap = 40, kRowH = 66, kTop = 76;
 
 struct Style {
     QColor fill, border;
@@ -84,6 +84,17 @@ void ZoomableGraphicsView::wheelEvent(QWheelEvent* e) {
     if (z < 0.05 || z > 20) return;
     scale(factor, factor);
     e->accept();
+    emit zoomedByUser();
+}
+
+void ZoomableGraphicsView::resizeEvent(QResizeEvent* e) {
+    QGraphicsView::resizeEvent(e);
+    emit viewportChanged();
+}
+
+void ZoomableGraphicsView::showEvent(QShowEvent* e) {
+    QGraphicsView::showEvent(e);
+    emit viewportChanged();
 }
 
 // ---- AcceptanceTreeView ---------------------------------------------------------------
@@ -131,6 +142,8 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     split->addWidget(tableView_);
     split->setStretchFactor(0, 3);
     split->setStretchFactor(1, 1);
+    split->setSizes({480, 160});
+    tableView_->setMinimumHeight(80);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
@@ -149,13 +162,23 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     connect(stepSpin_, &QSpinBox::valueChanged, this, [this](int v) {
         if (!updating_) setCurrentStep(v - 1);
     });
-    connect(fit, &QPushButton::clicked, this, &AcceptanceTreeView::fitTree);
+    connect(fit, &QPushButton::clicked, this, [this] {
+        autoFit_ = true;
+        fitTree();
+    });
+    connect(view_, &ZoomableGraphicsView::zoomedByUser, this, [this] { autoFit_ = false; });
+    // A fit while hidden (a background dock tab) used a meaningless viewport size: refit.
+    connect(view_, &ZoomableGraphicsView::viewportChanged, this, [this] {
+        if (autoFit_) fitTree();
+    });
     installExportMenu(view_, exportName(), [this](const QString& p, QString* e) { return exportScene(scene_, p, e); },
                       table_);
     rebuild();
 }
 
 void AcceptanceTreeView::clear() { setRuns({}, {}); }
+
+
 
 void AcceptanceTreeView::setRuns(const std::vector<TreeRunResult>& runs, PieceFn pieceOf) {
     const int keep = currentBudget();
@@ -296,18 +319,17 @@ void AcceptanceTreeView::rebuild() {
     QFont bold = font();
     bold.setBold(true);
 
-    // Title and position hint (part of the exported figure).
+    // Title and legend (part of the exported figure), in short lines.
     const int len = st->acceptanceLength();
-    const QString title = tr("DDTree budget %1, step %2 of %3: root at position %4, acceptance length %5 "
-                             "(root + %6 accepted), bonus %7")
-                              .arg(run->budget).arg(step_ + 1).arg(steps).arg(st->start).arg(len).arg(len - 1)
-                              .arg(shownPiece(piece(st->bonusToken)));
-    auto* titleItem = scene_->addSimpleText(title, bold);
+    auto* titleItem = scene_->addSimpleText(tr("DDTree budget %1, step %2 of %3").arg(run->budget).arg(step_ + 1).arg(steps), bold);
     titleItem->setPos(0, 0);
-    auto* sub = scene_->addSimpleText(tr("column = depth (position start + depth); green = accepted path, red = rejected "
-                                         "by the target, grey = below a rejection; p = drafter probability"), small);
+    auto* sub = scene_->addSimpleText(tr("root at position %1; acceptance length %2 (root + %3 accepted); bonus %4\n"
+                                         "column = depth; green = accepted path, red = rejected by the target,\n"
+                                         "grey = below a rejection; p = drafter probability")
+                                          .arg(st->start).arg(len).arg(len - 1).arg(shownPiece(piece(st->bonusToken))),
+                                      small);
     sub->setBrush(Qt::darkGray);
-    sub->setPos(0, 22);
+    sub->setPos(0, 20);
 
     // Edges first so the boxes cover their ends.
     edgeItems_.assign(static_cast<std::size_t>(n), nullptr);
@@ -390,6 +412,7 @@ void AcceptanceTreeView::rebuild() {
                            .arg(st->start).arg(len).arg(shownPiece(piece(st->bonusToken))));
     scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
     fillTable();
+    autoFit_ = true;
     fitTree();
     emit treeStepChanged(run->budget, step_);
 }
@@ -422,12 +445,18 @@ void AcceptanceTreeView::fitTree() {
     view_->resetTransform();
     const QRectF r = scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10);
     view_->fitInView(r, Qt::KeepAspectRatio);
-    // Never blow a small tree up past 1:1, and keep a large one readable (scroll instead).
+    // Never blow a small tree up past 1:1, and keep a large one readable (scroll instead,
+    // starting at the root's end).
+    constexpr double kMinFitZoom = 0.6;
     const double z = view_->zoom();
     if (z > 1.0) view_->setTransform(QTransform());
-    else if (z < 0.5) view_->setTransform(QTransform::fromScale(0.5, 0.5));
-    view_->centerOn(r.left() + r.width() / 2, r.top() + r.height() / 2);
-    if (view_->zoom() <= 0.5 + 1e-9) view_->ensureVisible(QRectF(r.topLeft(), QSizeF(1, 1)));
+    else if (z < kMinFitZoom) view_->setTransform(QTransform::fromScale(kMinFitZoom, kMinFitZoom));
+    if (view_->zoom() <= kMinFitZoom + 1e-9 && !nodeItems_.empty()) {
+        const QRectF root = nodeItems_.front()->path().boundingRect();
+        view_->centerOn(r.left() + view_->viewport()->width() / (2 * kMinFitZoom), root.center().y());
+    } else {
+        view_->centerOn(r.center());
+    }
 }
 
 QStringList AcceptanceTreeView::exportAll(const QString& dir, QString* error) {

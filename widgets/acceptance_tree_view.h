@@ -33,8 +33,16 @@ public:
     /// Current zoom factor (1 = one scene unit per pixel).
     double zoom() const;
 
+signals:
+    /// The user zoomed with the wheel (the owner stops fitting on resize).
+    void zoomedByUser();
+    /// The view was resized or shown (the owner refits the tree).
+    void viewportChanged();
+
 protected:
     void wheelEvent(QWheelEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
+    void showEvent(QShowEvent* e) override;
 };
 
 /// Draws the DDTree of the selected step of the selected budget's run.
@@ -114,6 +122,7 @@ private:
     int run_ = -1, step_ = -1;
     int drawnRun_ = -2, drawnStep_ = -2;  ///< what rebuild() last drew
     bool updating_ = false;
+    bool autoFit_ = true;  ///< refit on resize until the user zooms
     std::vector<TreeNodeState> states_;
     std::vector<QGraphicsPathItem*> nodeItems_, edgeItems_;
     std::vector<QGraphicsSimpleTextItem*> targetLabels_;
