@@ -4,6 +4,10 @@
 // every figure.
 
 #include "acceptance_plots.h"
+#include "acceptance_tree_view.h"
+#include "budget_sweep_plot.h"
+#include "mask_view.h"
+#include "tree_steps.h"
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "gui/analysis_controller.h"
@@ -18,6 +22,9 @@
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QLineEdit>
+#include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTimer>
 #include <QtTest>
 
@@ -136,13 +143,44 @@ private slots:
         QString err;
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["1"].get<std::string>()));
         w.promptPanel()->setMaxNewTokens(24);
+        w.promptPanel()->setDdtreeBudgets({});
         QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY(w.lastResult()->treeRuns.empty());
+    }
+
+    void ddtreeBudgetParsing() {
+        std::vector<int> b;
+        QString err;
+        QVERIFY(parseDdtreeBudgets("8, 4 4,32", &b, &err));
+        QCOMPARE(b, (std::vector<int>{4, 8, 32}));
+        QVERIFY(parseDdtreeBudgets("  ", &b, &err));
+        QVERIFY(b.empty());
+        QVERIFY(!parseDdtreeBudgets("4, x", &b, &err));
+        QVERIFY(err.contains("'x'"));
+        QVERIFY(!parseDdtreeBudgets("0", &b, &err));
+        QVERIFY(!parseDdtreeBudgets("-3", &b, &err));
+        QVERIFY(!parseDdtreeBudgets("5000", &b, &err));
+        QVERIFY(err.contains("1 to 4096"));
+        // A bad field refuses the run with its message and starts nothing.
+        MainWindow w(false);
+        QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
+        w.promptPanel()->setPromptText("def f():");
+        auto* field = w.promptPanel()->findChild<QLineEdit*>("ddtreeBudgets");
+        QVERIFY(field);
+        QCOMPARE(field->text(), QString("4, 8, 16, 32"));  // the default
+        field->setText("4, eight");
+        QVERIFY(w.promptPanel()->ddtreeBudgetError().contains("'eight'"));
+        w.runAnalysis();
+        QVERIFY(w.logText().contains("DDTree budget 'eight'"));
+        QTest::qWait(100);
+        QCOMPARE(started.count(), 0);
     }
 
     void everyViewIsPopulated() {
         MainWindow w(false);
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
         w.promptPanel()->setMaxNewTokens(96);
+        w.promptPanel()->setDdtreeBudgets({8, 4});
         QString err;
         QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
         const auto& run = w.lastResult()->run;
@@ -161,6 +199,50 @@ private slots:
         const auto a = attn.first().at(1).value<DrafterAttention>();
         QCOMPARE(a.step, 5);
         QCOMPARE(a.numKeys, run.steps[5].start + run.blockSize);
+
+        // DDTree runs, budget order, equal to the official DDTree goldens.
+        const auto& trees = w.lastResult()->treeRuns;
+        QCOMPARE(trees.size(), std::size_t(2));
+        for (std::size_t i = 0; i < 2; ++i) {
+            const int budget = i == 0 ? 4 : 8;
+            QCOMPARE(trees[i].budget, budget);
+            const auto& g = goldens()["ddtree"]["budget" + std::to_string(budget) + ".p0"];
+            QCOMPARE(trees[i].acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
+            QCOMPARE(trees[i].outputIds, run.outputIds);  // greedy: both equal greedy decoding
+            for (const auto& st : trees[i].steps) {
+                for (auto id : st.tokens) QVERIFY(w.lastResult()->tokenPieces.count(id));
+                for (auto id : st.targetChoice) QVERIFY(w.lastResult()->tokenPieces.count(id));
+            }
+        }
+        // The tree view shows budget 4's tree of the step covering chain step 5's anchor.
+        auto* tv = w.treeView();
+        QCOMPARE(tv->budgetCount(), 2);
+        QCOMPARE(tv->currentBudget(), 4);
+        const int expected = treeStepCovering(trees[0], run.steps[5].start);
+        QCOMPARE(tv->currentStep(), expected);
+        const auto& ts = trees[0].steps[static_cast<std::size_t>(expected)];
+        QVERIFY(ts.start <= run.steps[5].start && run.steps[5].start < ts.start + ts.acceptanceLength());
+        QCOMPARE(tv->drawnNodeCount(), static_cast<int>(ts.tokens.size()));
+        QCOMPARE(tv->nodesTable()->rowCount(), static_cast<int>(ts.tokens.size()));
+        int accepted = 0;
+        for (auto s : tv->nodeStates()) accepted += s == TreeNodeState::Accepted;
+        QCOMPARE(accepted, ts.acceptanceLength());
+        QCOMPARE(tv->bonusText(), "bonus '" + w.lastResult()->pieceOf(ts.bonusToken) + "'");
+        // Chain step 0 -> tree step 0; budget 8 keeps the link.
+        w.selection()->select(0, 1);
+        QCOMPARE(tv->currentStep(), 0);
+        QCOMPARE(tv->drawnNodeCount(), 5);  // root + 4 nodes
+        QVERIFY(tv->setCurrentBudget(8));
+        QCOMPARE(tv->drawnNodeCount(), 9);
+        // The mask view's tree mode follows the tree view.
+        w.maskView()->setMode(MaskView::Mode::TreeVerify);
+        QCOMPARE(w.maskView()->matrix().rows, std::int64_t(9));
+        QCOMPARE(w.maskView()->matrix().visibleCount(),
+                 treeVerifyMask(trees[1].steps[0], true).visibleCount());
+        // The sweep plot: one point per budget, the chain's tau as the reference.
+        QCOMPARE(w.budgetSweepPlot()->budgets(), (QVector<double>{4, 8}));
+        QCOMPARE(w.budgetSweepPlot()->taus(), (QVector<double>{trees[0].tau, trees[1].tau}));
+        QCOMPARE(w.budgetSweepPlot()->chainTau(), run.tau);
     }
 
     void exportFiguresCommandLine() {
@@ -169,21 +251,37 @@ private slots:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("QT_QPA_PLATFORM", "offscreen");
         p.setProcessEnvironment(env);
-        p.start(DRAFTSCOPE_GUI, {"--demo", "--max-new", "32", "--export-figures", dir.path()});
+        p.start(DRAFTSCOPE_GUI, {"--demo", "--max-new", "32", "--ddtree-budget", "4", "--ddtree-budget", "8",
+                                 "--export-figures", dir.path()});
         QVERIFY(p.waitForFinished(180000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
         const QStringList figures = {"block_agreement", "output_strip", "acceptance_rate", "acceptance_histogram",
-                                     "mask", "mask_training", "drafter_attention", "hidden_stats", "hidden_stats_histogram"};
+                                     "mask", "mask_training", "mask_tree", "drafter_attention", "hidden_stats",
+                                     "hidden_stats_histogram", "ddtree_tree", "ddtree_budget_sweep"};
         for (const auto& f : figures)
             for (const auto& ext : {"png", "svg", "pdf"}) {
                 const QString path = dir.filePath(f + "." + ext);
                 QVERIFY2(QFileInfo(path).size() > 200, qPrintable(path + " missing or empty; stderr: " + err));
             }
-        for (const auto& t : {"block_agreement", "output_strip", "acceptance", "mask", "drafter_attention", "hidden_stats"})
+        for (const auto& t : {"block_agreement", "output_strip", "acceptance", "mask", "drafter_attention", "hidden_stats",
+                              "ddtree_nodes", "ddtree_budget_sweep"})
             for (const auto& ext : {"csv", "json"}) QVERIFY2(QFileInfo(dir.filePath(QString(t) + "." + ext)).size() > 10, t);
+        {
+            QFile sweep(dir.filePath("ddtree_budget_sweep.csv"));
+            QVERIFY(sweep.open(QIODevice::ReadOnly));
+            const auto lines = QString::fromUtf8(sweep.readAll()).split("\r\n", Qt::SkipEmptyParts);
+            QCOMPARE(lines.size(), 4);  // header, budgets 4 and 8, chain
+            QVERIFY(lines[1].startsWith("ddtree,4,"));
+            QVERIFY(lines[2].startsWith("ddtree,8,"));
+            QVERIFY(lines[3].startsWith("chain,,"));
+        }
         // Bad arguments fail cleanly.
+        p.start(DRAFTSCOPE_GUI, {"--demo", "--ddtree-budget", "x", "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("--ddtree-budget"));
         p.start(DRAFTSCOPE_GUI, {"--export-figures", dir.path()});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 2);

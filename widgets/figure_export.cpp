@@ -6,6 +6,7 @@
 #include <QAction>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGraphicsScene>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -107,6 +108,46 @@ bool exportWidget(QWidget* widget, const QString& path, QString* error) {
         if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
         widget->render(&p);
         p.end();
+    } else {
+        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
+    }
+    return checkWritten(path, error);
+}
+
+bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin) {
+    const QRectF source = scene->itemsBoundingRect().adjusted(-margin, -margin, margin, margin);
+    const QSize size = source.size().toSize().expandedTo(QSize(1, 1));
+    const QString fmt = suffixOf(path);
+    auto paint = [&](QPainter& p) {
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setRenderHint(QPainter::TextAntialiasing);
+        p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
+        scene->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), source, Qt::KeepAspectRatio);
+    };
+    if (fmt == "png") {
+        QImage image(size * 2, QImage::Format_ARGB32);
+        image.setDevicePixelRatio(2.0);
+        QPainter p(&image);
+        paint(p);
+        p.end();
+        if (!image.save(path, "PNG")) return fail(error, QStringLiteral("could not write '%1'").arg(path));
+    } else if (fmt == "svg") {
+        QSvgGenerator gen;
+        gen.setFileName(path);
+        gen.setSize(size);
+        gen.setViewBox(QRect(QPoint(0, 0), size));
+        QPainter p;
+        if (!p.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        paint(p);
+    } else if (fmt == "pdf") {
+        QPdfWriter pdf(path);
+        pdf.setCreator("draftscope");
+        pdf.setResolution(72);
+        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
+        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
+        QPainter p;
+        if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        paint(p);
     } else {
         return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
     }

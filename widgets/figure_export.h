@@ -8,6 +8,7 @@
 
 class QAbstractItemModel;
 class QCustomPlot;
+class QGraphicsScene;
 class QTextDocument;
 class QWidget;
 
@@ -26,6 +27,10 @@ bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int widt
 /// Renders any widget to `path` (png raster, svg and pdf vector where the widget paints
 /// vector primitives). Same error contract as exportPlot.
 bool exportWidget(QWidget* widget, const QString& path, QString* error);
+
+/// Renders the whole of `scene` (its items' bounding rect plus a margin, on white, at 1:1
+/// scale) to `path`: png raster (2x), svg and pdf vector. Same error contract as exportPlot.
+bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin = 16);
 
 /// Writes a rich-text document laid out at `width` pixels (its full height, not just what a
 /// scroll area shows) as png, svg or pdf. Same error contract as exportPlot.

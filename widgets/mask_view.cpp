@@ -1,6 +1,7 @@
 #include "mask_view.h"
 
 #include "figure_export.h"
+#include "tree_steps.h"
 
 #include "draftscope/errors.h"
 
@@ -153,6 +154,7 @@ void MaskView::buildUi() {
     modeCombo_->setObjectName("modeCombo");
     modeCombo_->addItem(tr("Inference (selected step)"));
     modeCombo_->addItem(tr("Training (packed blocks)"));
+    modeCombo_->addItem(tr("Tree verify (DDTree step)"));
     modeRow->addWidget(modeCombo_);
     modeStack_ = new QStackedWidget(this);
     stepLabel_ = new QLabel(this);
@@ -190,16 +192,28 @@ void MaskView::buildUi() {
     trainRow->addWidget(new QLabel(tr("Window"), train));
     trainRow->addWidget(windowSpin_);
     modeStack_->addWidget(train);
+    auto* treePage = new QWidget(this);
+    auto* treeRow = new QHBoxLayout(treePage);
+    treeRow->setContentsMargins(0, 0, 0, 0);
+    treeLabel_ = new QLabel(treePage);
+    treeLabel_->setObjectName("treeLabel");
+    pastCheck_ = new QCheckBox(tr("Past column"), treePage);
+    pastCheck_->setObjectName("pastCheck");
+    pastCheck_->setChecked(true);
+    pastCheck_->setToolTip(tr("One column for all committed positions before the root; every tree node sees them"));
+    treeRow->addWidget(treeLabel_, 1);
+    treeRow->addWidget(pastCheck_);
+    modeStack_->addWidget(treePage);
     modeRow->addWidget(modeStack_, 1);
     outer->addLayout(modeRow);
 
     // Convention sets A and B.
     auto* convRow = new QHBoxLayout;
-    auto* boxA = new QGroupBox(tr("Mask A (drawn)"), this);
+    auto* boxA = boxA_ = new QGroupBox(tr("Mask A (drawn)"), this);
     auto* formA = new QFormLayout(boxA);
     convA_ = std::make_unique<ConventionBox>(boxA, formA, "a");
     convRow->addWidget(boxA);
-    auto* boxB = new QGroupBox(tr("Diff against B"), this);
+    auto* boxB = boxB_ = new QGroupBox(tr("Diff against B"), this);
     boxB->setObjectName("diffBox");
     auto* formB = new QFormLayout(boxB);
     diffCheck_ = new QCheckBox(tr("Show cells where A and B disagree"), boxB);
@@ -286,6 +300,7 @@ void MaskView::buildUi() {
     connect(bSpin_, qOverload<int>(&QSpinBox::valueChanged), this, changed);
     connect(windowSpin_, qOverload<int>(&QSpinBox::valueChanged), this, changed);
     connect(anchorsEdit_, &QLineEdit::textChanged, this, changed);
+    connect(pastCheck_, &QCheckBox::toggled, this, changed);
     for (ConventionBox* box : {convA_.get(), convB_.get()})
         for (QComboBox* c : {box->context, box->block, box->offset})
             connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
@@ -325,8 +340,31 @@ void MaskView::setTrainingExample(std::int64_t contextLength, std::int64_t block
     rebuild();
 }
 
-void MaskView::setMode(Mode m) { modeCombo_->setCurrentIndex(m == Mode::Training ? 1 : 0); }
-MaskView::Mode MaskView::mode() const { return modeCombo_->currentIndex() == 1 ? Mode::Training : Mode::Inference; }
+void MaskView::setTreeStep(const TreeStep& step, int budget, int stepIndex, const std::vector<QString>& nodePieces) {
+    haveTree_ = true;
+    tree_ = step;
+    treeBudget_ = budget;
+    treeStepIndex_ = stepIndex;
+    treePieces_ = nodePieces;
+    if (mode() == Mode::TreeVerify) rebuild();
+}
+
+void MaskView::clearTreeStep() {
+    haveTree_ = false;
+    tree_ = {};
+    treePieces_.clear();
+    if (mode() == Mode::TreeVerify) rebuild();
+}
+
+void MaskView::setPastColumnShown(bool shown) { pastCheck_->setChecked(shown); }
+
+void MaskView::setMode(Mode m) {
+    modeCombo_->setCurrentIndex(m == Mode::Training ? 1 : m == Mode::TreeVerify ? 2 : 0);
+}
+MaskView::Mode MaskView::mode() const {
+    const int i = modeCombo_->currentIndex();
+    return i == 1 ? Mode::Training : i == 2 ? Mode::TreeVerify : Mode::Inference;
+}
 
 void MaskView::setConventions(const MaskConventions& c) {
     updating_ = true;
@@ -366,14 +404,26 @@ void MaskView::rebuild() {
     showError({});
     summary_.clear();
 
-    const bool diff = diffEnabled();
+    const bool tree = mode() == Mode::TreeVerify;
+    const bool diff = diffEnabled() && !tree;  // conventions and diff describe the drafter's masks only
+    boxA_->setEnabled(!tree);
+    boxB_->setEnabled(!tree);
+    plot_->xAxis->setLabel(tree ? tr("key (tree node @ position, or the past)") : tr("key (block row @ position, or context position)"));
+    plot_->yAxis->setLabel(tree ? tr("query (tree node @ position)") : tr("query (block row @ position)"));
     const MaskConventions a = conventions(), b = diffConventions();
+    treeLabel_->setText(haveTree_ ? tr("budget %1, step %2: %3 nodes, root at position %4")
+                                        .arg(treeBudget_).arg(treeStepIndex_ + 1)
+                                        .arg(static_cast<int>(tree_.tokens.size()) - 1).arg(tree_.start)
+                                  : tr("no DDTree step selected"));
     stepLabel_->setText(haveStep_ ? tr("selected step: anchor at position %1, context %1 positions, block %2")
                                         .arg(infContext_)
                                         .arg(infBlock_)
                                   : tr("no verify step selected"));
     try {
-        if (mode() == Mode::Inference) {
+        if (tree) {
+            if (haveTree_) maskA_ = treeVerifyMask(tree_, pastCheck_->isChecked());
+            else summary_ = tr("No DDTree step selected: run with DDTree budgets (Prompt panel) and pick a step in the DDTree view.");
+        } else if (mode() == Mode::Inference) {
             if (haveStep_) {
                 const bool both = diff && (a.context == MaskConventions::Context::Inclusive ||
                                            b.context == MaskConventions::Context::Inclusive);
@@ -461,6 +511,13 @@ QString describe(const MaskConventions& c) {
 
 QString MaskView::titleText() const {
     QString what;
+    if (mode() == Mode::TreeVerify)
+        return haveTree_ ? tr("Target's tree-verify mask, DDTree budget %1, step %2 (root at position %3)\n"
+                              "each node sees its ancestors and itself%4")
+                               .arg(treeBudget_).arg(treeStepIndex_ + 1).arg(tree_.start)
+                               .arg(pastCheck_->isChecked() ? tr(", plus all past positions") : QString()) +
+                               (error_.isEmpty() ? QString() : QStringLiteral("\n") + error_)
+                         : tr("Target's tree-verify mask (no DDTree step selected)");
     if (mode() == Mode::Inference)
         what = haveStep_ ? tr("Drafter mask at inference (anchor at %1, block %2)").arg(infContext_).arg(infBlock_)
                          : tr("Drafter mask at inference (no step selected)");
@@ -490,6 +547,14 @@ QString MaskView::tickLabel(bool isRow, std::int64_t index) const {
     const bool context = !isRow && index < m.contextCols;
 
     QString piece;
+    if (mode() == Mode::TreeVerify) {
+        if (context) return label;
+        const std::int64_t node = isRow ? index : index - m.contextCols;
+        QString text = label + QStringLiteral(" @") + QString::number(pos);
+        if (node >= 0 && node < static_cast<std::int64_t>(treePieces_.size()))
+            text += QLatin1Char(' ') + displayPiece(treePieces_[static_cast<std::size_t>(node)]);
+        return text;
+    }
     if (inference) {
         // The token at a row/column: context j -> piece j; anchor feature -> the anchor's piece;
         // block row 0 -> the anchor's piece (at true position infContext_), rows > 0 -> MASK.
@@ -658,14 +723,21 @@ QStringList MaskView::exportAll(const QString& dir, QString* error) {
         return true;
     };
     if (!writeFiles(exportName())) return written;
-    // The view shows the inference mask of the selected step; the packed training mask of
-    // DFLASH.md section 6 is exported beside it so one export holds both.
-    if (mode() == Mode::Inference) {
+    // The view shows one mask; the packed training mask of DFLASH.md section 6 and the
+    // selected DDTree step's tree-verify mask (section 5) are exported beside it.
+    const Mode shown = mode();
+    if (shown != Mode::Training) {
         setMode(Mode::Training);
-        const bool valid = errorText().isEmpty();
-        if (valid) writeFiles(exportName() + "_training");
-        setMode(Mode::Inference);
+        if (errorText().isEmpty() && !writeFiles(exportName() + "_training")) {
+            setMode(shown);
+            return written;
+        }
     }
+    if (shown != Mode::TreeVerify && haveTree_) {
+        setMode(Mode::TreeVerify);
+        if (errorText().isEmpty()) writeFiles(exportName() + "_tree");
+    }
+    setMode(shown);
     return written;
 }
 

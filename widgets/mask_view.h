@@ -1,11 +1,13 @@
 #pragma once
 // Attention-mask view: draws the DFlash drafter's mask at inference (for the selected verify
 // step) or the packed training mask, under selectable conventions, and diffs two convention
-// sets cell by cell. Semantics: draftscope/masks.h (DFLASH.md sections 3, 6 and 7).
+// sets cell by cell; or the target's tree-verify mask of a DDTree step. Semantics:
+// draftscope/masks.h (DFLASH.md sections 3, 6 and 7) and tree_steps.h (section 5).
 
 #include "exportable_view.h"
 
 #include "draftscope/masks.h"
+#include "draftscope/run_types.h"
 
 #include <QString>
 #include <QStringList>
@@ -22,6 +24,7 @@ class QCPAbstractItem;
 class QCPAxis;
 class QCPColorMap;
 class QCPTextElement;
+class QGroupBox;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -31,7 +34,7 @@ class QStackedWidget;
 namespace draftscope {
 
 /// Heatmap of a MaskMatrix (rows = queries top to bottom, columns = keys left to right) with
-/// its controls: mode (Inference | Training), the conventions of mask A (context strict /
+/// its controls: mode (Inference | Training | Tree verify), the conventions of mask A (context strict /
 /// inclusive, block bidirectional / causal, position offset 0 / 1) and an optional second
 /// convention set B to diff against.
 ///
@@ -44,12 +47,16 @@ namespace draftscope {
 /// The exported table holds the same values: column "query" (row label) then one column
 /// per key, headed by the key's label.
 ///
+/// Tree verify mode draws treeVerifyMask() of the DDTree step given to setTreeStep(): rows
+/// and columns are the root and the tree nodes ("n<i> @position 'piece'"), optionally
+/// after one "past" column; conventions and diff do not apply there.
+///
 /// Bad user input (e.g. an anchor outside [0, S)) never throws: the backend's message is
 /// shown in an error label (errorText()) and the plot is emptied.
 class MaskView : public QWidget, public draftscope::ExportableView {
     Q_OBJECT
 public:
-    enum class Mode { Inference, Training };
+    enum class Mode { Inference, Training, TreeVerify };
 
     explicit MaskView(QWidget* parent = nullptr);
     ~MaskView() override;
@@ -67,6 +74,16 @@ public:
     /// Does not change the mode.
     void setTrainingExample(std::int64_t contextLength, std::int64_t blockSize,
                             const std::vector<std::int64_t>& anchors, std::int64_t slidingWindow = 0);
+
+    /// The DDTree step whose tree-verify mask Tree verify mode draws; `nodePieces[i]` is
+    /// node i's piece; `budget` and 0-based `stepIndex` go into the title. Redraws if the
+    /// view is in Tree verify mode.
+    void setTreeStep(const draftscope::TreeStep& step, int budget, int stepIndex, const std::vector<QString>& nodePieces);
+    /// Forgets the tree step (Tree verify mode then shows "no DDTree step selected").
+    void clearTreeStep();
+    bool hasTreeStep() const { return haveTree_; }
+    /// Tree verify mode: draw the one column standing for all past positions (default on).
+    void setPastColumnShown(bool shown);
 
     void setMode(Mode mode);
     Mode mode() const;
@@ -125,6 +142,10 @@ private:
     bool haveStep_ = false;
     std::int64_t infContext_ = 0, infBlock_ = 0;
     std::vector<QString> pieces_;
+    bool haveTree_ = false;
+    draftscope::TreeStep tree_;
+    int treeBudget_ = 0, treeStepIndex_ = -1;
+    std::vector<QString> treePieces_;
 
     // State.
     draftscope::MaskMatrix maskA_, maskB_;
@@ -143,6 +164,10 @@ private:
     QSpinBox* bSpin_ = nullptr;
     QLineEdit* anchorsEdit_ = nullptr;
     QSpinBox* windowSpin_ = nullptr;
+    QLabel* treeLabel_ = nullptr;
+    QCheckBox* pastCheck_ = nullptr;
+    QGroupBox* boxA_ = nullptr;
+    QGroupBox* boxB_ = nullptr;
     std::unique_ptr<ConventionBox> convA_, convB_;
     QCheckBox* diffCheck_ = nullptr;
     QLabel* legendLabel_ = nullptr;

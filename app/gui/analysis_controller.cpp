@@ -73,9 +73,9 @@ private:
             b->prompt = r.prompt;
             b->target = engine_->targetSummary();
             b->drafter = engine_->drafterSummary(r.settings.drafter);
-            b->run = engine_->run(r.prompt, r.settings,
-                                  [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); },
-                                  &c_->cancel_);
+            const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
+            emit c_->stageChanged(id, QStringLiteral("chain (DFlash)"));
+            b->run = engine_->run(r.prompt, r.settings, progress, &c_->cancel_);
             PromptSpec ids;
             ids.kind = PromptSpec::Kind::Ids;
             ids.ids = b->run.promptIds;
@@ -83,6 +83,20 @@ private:
                 b->hiddenStats = engine_->hiddenStateStats(ids, r.settings.drafter);
             } catch (const std::exception& e) {
                 emit c_->failed("hidden states", QString::fromStdString(e.what()));
+            }
+            // DDTree runs on the same prompt; Cancelled propagates (the whole analysis stops).
+            for (std::size_t i = 0; i < r.ddtreeBudgets.size(); ++i) {
+                const int budget = r.ddtreeBudgets[i];
+                emit c_->stageChanged(id, QStringLiteral("DDTree budget %1 (%2 of %3)").arg(budget).arg(i + 1)
+                                              .arg(r.ddtreeBudgets.size()));
+                try {
+                    b->treeRuns.push_back(engine_->runTree(r.prompt, r.settings, budget, progress, &c_->cancel_));
+                } catch (const Cancelled&) {
+                    throw;
+                } catch (const std::exception& e) {  // e.g. a hybrid target, or temperature > 0
+                    emit c_->failed("ddtree", QStringLiteral("budget %1: %2").arg(budget).arg(QString::fromStdString(e.what())));
+                    break;
+                }
             }
             const Tokenizer* tok = engine_->tokenizer();
             auto pieceOf = [tok](std::int64_t id) {
@@ -99,6 +113,14 @@ private:
                 for (auto id : st.targetTokens) note(id);
                 for (const auto& top : st.draftTopIds)
                     for (auto id : top) note(id);
+            }
+            for (const auto& tr : b->treeRuns) {
+                for (auto id : tr.outputIds) note(id);
+                for (const auto& st : tr.steps) {
+                    for (auto id : st.tokens) note(id);
+                    for (auto id : st.targetChoice) note(id);
+                    note(st.bonusToken);
+                }
             }
             emit c_->analysisFinished(b);
         } catch (const Cancelled&) {

@@ -31,6 +31,8 @@ struct ModelRequest {
 struct AnalysisRequest {
     PromptSpec prompt;
     RunSettings settings;
+    /// DDTree budgets to run after the chain (DFlash) run, each once; empty = no tree runs.
+    std::vector<int> ddtreeBudgets;
 };
 
 class AnalysisWorker;
@@ -46,8 +48,9 @@ public:
 public slots:
     /// Loads target + drafter (replacing the current ones). Supersedes a pending load.
     void loadModels(const draftscope::ModelRequest& request);
-    /// Runs the DFlash loop and the hidden-state statistics. Supersedes a pending analysis;
-    /// returns the request id carried by analysisFinished().
+    /// Runs the DFlash loop, the hidden-state statistics and the DDTree loop for each of
+    /// request.ddtreeBudgets. Supersedes a pending analysis; returns the request id carried
+    /// by analysisFinished().
     quint64 analyse(const draftscope::AnalysisRequest& request);
     /// Recomputes the drafter's attention at `step` of `bundle`'s run (a finished analysis
     /// of the currently loaded models). Supersedes a pending attention request.
@@ -60,11 +63,15 @@ signals:
     void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter);
     void analysisStarted(quint64 requestId);
     void progress(quint64 requestId, qint64 done, qint64 total);
+    /// The analysis moved to another run: "chain (DFlash)" or "DDTree budget N (i of n)";
+    /// the progress() that follows counts that run's tokens.
+    void stageChanged(quint64 requestId, const QString& stage);
     void analysisFinished(const draftscope::RunBundlePtr& bundle);
     /// `requestId` is that of the analysis whose run the attention belongs to.
     void attentionReady(quint64 requestId, const draftscope::DrafterAttention& attention);
-    /// `operation` is "load", "analysis", "hidden states" or "attention"; `message` is the
-    /// backend's error. A failed "hidden states" still delivers the run.
+    /// `operation` is "load", "analysis", "hidden states", "ddtree" or "attention"; `message`
+    /// is the backend's error. A failed "hidden states" or "ddtree" still delivers the run
+    /// (without the statistics, or without the tree runs from the failing budget on).
     void failed(const QString& operation, const QString& message);
     void cancelled(quint64 requestId);
     void busyChanged(bool busy);

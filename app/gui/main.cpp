@@ -1,7 +1,7 @@
 // draftscope: the GUI workbench.
 //   draftscope                          open the window
 //   draftscope --demo                   open with the shipped demo pair and a sample prompt, and run it
-//   draftscope [--demo] --export-figures DIR [--target D --drafter D --prompt T]
+//   draftscope [--demo] [--ddtree-budget N]... --export-figures DIR [--target D --drafter D --prompt T]
 //                                       run, write every view as PNG/SVG/PDF (+ tables) to DIR, exit
 // Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
 
@@ -60,9 +60,11 @@ int main(int argc, char** argv) {
     QCommandLineOption maxNew("max-new", "Tokens to generate (default 96).", "n", "96");
     QCommandLineOption device("device", "cpu or cuda (default cpu).", "device", "cpu");
     QCommandLineOption dtype("dtype", "float32 or bfloat16 (default float32).", "dtype", "float32");
+    QCommandLineOption ddtreeBudget("ddtree-budget", "Also run the DDTree loop with N tree nodes per step (repeatable; "
+                                    "replaces the default budgets 4, 8, 16, 32; 0 = no tree runs).", "n");
     QCommandLineOption exportDir("export-figures", "Render every view to DIR as PNG, SVG and PDF (tables as CSV "
                                  "and JSON) without showing a window, then exit.", "dir");
-    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, dtype, exportDir}) cli.addOption(o);
+    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, dtype, ddtreeBudget, exportDir}) cli.addOption(o);
     cli.process(app);
 
     const QString res = resourcesDir();
@@ -98,7 +100,20 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    std::vector<int> budgets;
+    for (const QString& v : cli.values(ddtreeBudget)) {
+        bool ok = false;
+        const int b = v.toInt(&ok);
+        if (!ok || b < 0 || b > kMaxDdtreeBudget) {
+            std::fprintf(stderr, "error: --ddtree-budget must be an integer from 1 to %d (0 = no tree runs), not '%s'\n",
+                         kMaxDdtreeBudget, qPrintable(v));
+            return 2;
+        }
+        if (b > 0) budgets.push_back(b);
+    }
+
     MainWindow window(/*showErrorDialogs=*/!exporting);
+    if (cli.isSet(ddtreeBudget)) window.promptPanel()->setDdtreeBudgets(budgets);
     if (!res.isEmpty()) {
         try {
             window.promptPanel()->loadPromptSet(res + "/prompts/demo-prompts.jsonl");

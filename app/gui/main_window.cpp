@@ -1,6 +1,8 @@
 #include "gui/main_window.h"
 
 #include "acceptance_plots.h"
+#include "acceptance_tree_view.h"
+#include "budget_sweep_plot.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 #include "attention_view.h"
@@ -53,6 +55,8 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     maskView_ = new MaskView(this);
     attentionView_ = new AttentionView(this);
     statsView_ = new HiddenStatsView(this);
+    treeView_ = new AcceptanceTreeView(this);
+    sweep_ = new BudgetSweepPlot(this);
     log_ = new QPlainTextEdit(this);
     log_->setObjectName("log");
     log_->setReadOnly(true);
@@ -66,12 +70,16 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     auto* masks = addDock(maskView_, tr("Masks"), "maskDock", Qt::RightDockWidgetArea, true);
     auto* attn = addDock(attentionView_, tr("Drafter attention"), "attentionDock", Qt::RightDockWidgetArea, true);
     auto* stats = addDock(statsView_, tr("Hidden states"), "statsDock", Qt::RightDockWidgetArea, true);
+    auto* tree = addDock(treeView_, tr("DDTree"), "ddtreeDock", Qt::RightDockWidgetArea);
+    auto* sweep = addDock(sweep_, tr("DDTree budget sweep"), "ddtreeSweepDock", Qt::RightDockWidgetArea, true);
     auto* logDock = addDock(log_, tr("Log"), "logDock", Qt::BottomDockWidgetArea);
     // One tab group on the right keeps the default window within a 1366x768 screen; every
     // dock can be dragged out to sit side by side with the others.
     tabifyDockWidget(acc, masks);
     tabifyDockWidget(masks, attn);
     tabifyDockWidget(attn, stats);
+    tabifyDockWidget(stats, tree);
+    tabifyDockWidget(tree, sweep);
     acc->raise();
     tabifyDockWidget(findChild<QDockWidget*>("outputDock"), logDock);
     findChild<QDockWidget*>("outputDock")->raise();
@@ -85,6 +93,19 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     connect(controller_, &AnalysisController::busyChanged, promptPanel_, &PromptPanel::setBusy);
     connect(controller_, &AnalysisController::progress, this, [this](quint64 id, qint64 done, qint64 total) {
         if (id == currentRequest_) promptPanel_->setProgress(done, total);
+    });
+    connect(controller_, &AnalysisController::stageChanged, this, [this](quint64 id, const QString& stage) {
+        if (id == currentRequest_) promptPanel_->setStage(stage);
+    });
+    connect(treeView_, &AcceptanceTreeView::treeStepChanged, this, [this](int budget, int step) {
+        const TreeStep* st = treeView_->currentTreeStep();
+        if (!last_ || !st) {
+            maskView_->clearTreeStep();
+            return;
+        }
+        std::vector<QString> pieces;
+        for (auto id : st->tokens) pieces.push_back(last_->pieceOf(id));
+        maskView_->setTreeStep(*st, budget, step, pieces);
     });
     connect(controller_, &AnalysisController::modelsLoaded, this,
             [this](const ModelSummary& t, const ModelSummary& d) {
@@ -257,6 +278,14 @@ void MainWindow::runAnalysis() {
         reportError("analysis", tr("the prompt is empty: type a prompt or pick one from the prompt set"));
         return;
     }
+    if (const QString err = promptPanel_->ddtreeBudgetError(); !err.isEmpty()) {
+        reportError("analysis", err);
+        return;
+    }
+    if (!r.ddtreeBudgets.empty() && r.settings.temperature > 0) {
+        reportError("analysis", tr("DDTree runs are greedy: set the temperature to 0, or clear the DDTree budgets"));
+        return;
+    }
     currentRequest_ = controller_->analyse(r);
 }
 
@@ -270,6 +299,9 @@ void MainWindow::clearResult() {
     maskView_->clearInferenceContext();
     attentionView_->clear();
     statsView_->clear();
+    treeView_->clear();
+    sweep_->clear();
+    maskView_->clearTreeStep();
 }
 
 void MainWindow::showResult(const RunBundlePtr& b) {
@@ -284,7 +316,15 @@ void MainWindow::showResult(const RunBundlePtr& b) {
     log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
             .arg(b->requestId).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
             .arg(b->run.steps.size()).arg(b->run.tau, 0, 'f', 3).arg(b->run.timing.totalMs, 0, 'f', 0));
-    statusBar()->showMessage(tr("tau %1 over %2 verify steps").arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
+    QString trees;
+    for (const auto& t : b->treeRuns) {
+        log(tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")
+                .arg(b->requestId).arg(t.budget).arg(t.steps.size()).arg(t.tau, 0, 'f', 3).arg(t.timing.totalMs, 0, 'f', 0));
+        trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
+    }
+    treeView_->setRuns(b->treeRuns, [b](std::int64_t id) { return b->pieceOf(id); });
+    sweep_->setRuns(b->run, b->treeRuns);
+    statusBar()->showMessage(tr("tau %1 over %2 verify steps%3").arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()).arg(trees));
     selection_->clear();
     if (!b->run.steps.empty()) selection_->select(0, 1);
 }
@@ -302,6 +342,7 @@ void MainWindow::onSelection(int step, int position) {
     if (!last_ || step < 0 || step >= static_cast<int>(last_->run.steps.size())) return;
     const auto& st = last_->run.steps[static_cast<std::size_t>(step)];
     maskView_->setInferenceContext(st.start, last_->run.blockSize, piecesUpTo(st.start + last_->run.blockSize));
+    treeView_->showPosition(st.start);  // the tree step that verified this chain step's anchor
     if (step != attentionStep_) {  // the attention depends on the step only, not the position
         attentionStep_ = step;
         controller_->requestAttention(last_, step);
@@ -309,7 +350,7 @@ void MainWindow::onSelection(int step, int position) {
 }
 
 QList<ExportableView*> MainWindow::exportableViews() const {
-    return {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_};
+    return {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_, treeView_, sweep_};
 }
 
 QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {
@@ -332,7 +373,7 @@ bool MainWindow::loadAndRun(const ModelRequest& models, QString* error) {
     bool loaded = false, analysed = false, attention = false;
     auto c1 = connect(controller_, &AnalysisController::modelsLoaded, &loop, [&] { loaded = true; loop.quit(); });
     auto c2 = connect(controller_, &AnalysisController::failed, &loop, [&](const QString& op, const QString& m) {
-        if (op == "hidden states") return;  // logged; the run itself stands
+        if (op == "hidden states" || op == "ddtree") return;  // logged; the run itself stands
         failure = op + ": " + m;
         loop.quit();
     });
@@ -367,7 +408,8 @@ void MainWindow::reportError(const QString& operation, const QString& message) {
     log(tr("error (%1): %2").arg(operation, message));
     if (operation == "load") modelPanel_->setStatus(tr("Load failed: %1").arg(message));
     statusBar()->showMessage(tr("Error: %1").arg(message.section('\n', 0, 0)), 8000);
-    if (dialogs_) QMessageBox::critical(this, tr("draftscope: %1 failed").arg(operation), message);
+    // A DDTree failure (e.g. a hybrid target) leaves the chain run standing: no modal dialog.
+    if (dialogs_ && operation != "ddtree") QMessageBox::critical(this, tr("draftscope: %1 failed").arg(operation), message);
 }
 
 void MainWindow::openDirectory(const QString& dir) {

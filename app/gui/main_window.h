@@ -14,6 +14,8 @@ class QDockWidget;
 namespace draftscope {
 
 class AcceptancePlots;
+class AcceptanceTreeView;
+class BudgetSweepPlot;
 class AttentionView;
 class BlockAgreementView;
 class ExportableView;
@@ -41,6 +43,8 @@ public:
     MaskView* maskView() const { return maskView_; }
     AttentionView* attentionView() const { return attentionView_; }
     HiddenStatsView* hiddenStatsView() const { return statsView_; }
+    AcceptanceTreeView* treeView() const { return treeView_; }
+    BudgetSweepPlot* budgetSweepPlot() const { return sweep_; }
     QList<ExportableView*> exportableViews() const;
     const RunBundlePtr& lastResult() const { return last_; }
     QString logText() const;
@@ -87,6 +91,8 @@ private:
     MaskView* maskView_;
     AttentionView* attentionView_;
     HiddenStatsView* statsView_;
+    AcceptanceTreeView* treeView_;
+    BudgetSweepPlot* sweep_;
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
     RunBundlePtr last_;

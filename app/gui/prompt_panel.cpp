@@ -10,13 +10,37 @@
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace draftscope {
+
+bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error) {
+    std::vector<int> out;
+    const auto parts = text.split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts);
+    for (const QString& part : parts) {
+        bool ok = false;
+        const int b = part.toInt(&ok);
+        if (!ok || b < 1 || b > kMaxDdtreeBudget) {
+            if (error)
+                *error = QObject::tr("DDTree budget '%1' is not an integer from 1 to %2 (write e.g. \"4, 8, 16, 32\", "
+                                     "or leave the field empty for no tree runs)")
+                             .arg(part).arg(kMaxDdtreeBudget);
+            return false;
+        }
+        out.push_back(b);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    if (budgets) *budgets = out;
+    return true;
+}
 
 PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     setObjectName("PromptPanel");
@@ -42,6 +66,23 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     temperature_->setToolTip(tr("0 = greedy. > 0 samples the target's tokens (drafts stay argmax)"));
     seed_ = new QSpinBox(this);
     seed_->setRange(0, 1 << 30);
+    budgets_ = new QLineEdit(this);
+    budgets_->setObjectName("ddtreeBudgets");
+    budgets_->setText("4, 8, 16, 32");
+    budgets_->setPlaceholderText(tr("none (e.g. 4, 8, 16, 32)"));
+    budgets_->setClearButtonEnabled(true);
+    budgets_->setToolTip(tr("DDTree budgets (tree nodes drafted per verify step), comma separated. After the chain "
+                            "(DFlash) run, the DDTree loop runs once per budget (greedy only). Empty = no tree runs."));
+    budgetError_ = new QLabel(this);
+    budgetError_->setObjectName("ddtreeBudgetError");
+    budgetError_->setStyleSheet("color: #b00020");
+    budgetError_->setWordWrap(true);
+    budgetError_->setVisible(false);
+    connect(budgets_, &QLineEdit::textChanged, this, [this] {
+        const QString err = ddtreeBudgetError();
+        budgetError_->setText(err);
+        budgetError_->setVisible(!err.isEmpty());
+    });
 
     search_ = new QLineEdit(this);
     search_->setPlaceholderText(tr("Search prompts"));
@@ -83,11 +124,14 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     progress_->setRange(0, 1);
     progress_->setValue(0);
     progress_->setFormat(tr("%v / %m tokens"));
+    progress_->setObjectName("runProgress");
 
     auto* settings = new QFormLayout;
     settings->addRow(tr("Max new tokens"), maxNew_);
     settings->addRow(tr("Temperature"), temperature_);
     settings->addRow(tr("Seed"), seed_);
+    settings->addRow(tr("DDTree budgets"), budgets_);
+    settings->addRow(budgetError_);
     auto* toggles = new QHBoxLayout;
     toggles->addWidget(chat_);
     toggles->addWidget(thinking_);
@@ -122,6 +166,7 @@ AnalysisRequest PromptPanel::request() const {
     r.settings.ignoreEos = ignoreEos_->isChecked();
     r.settings.temperature = temperature_->value();
     r.settings.seed = static_cast<std::uint64_t>(seed_->value());
+    parseDdtreeBudgets(budgets_->text(), &r.ddtreeBudgets, nullptr);  // invalid text: see ddtreeBudgetError()
     return r;
 }
 
@@ -129,6 +174,19 @@ void PromptPanel::setPromptText(const QString& text) { editor_->setPlainText(tex
 QString PromptPanel::promptText() const { return editor_->toPlainText(); }
 void PromptPanel::setMaxNewTokens(int n) { maxNew_->setValue(n); }
 void PromptPanel::setChat(bool chat) { chat_->setChecked(chat); }
+
+void PromptPanel::setDdtreeBudgets(const std::vector<int>& budgets) {
+    QStringList parts;
+    for (int b : budgets) parts << QString::number(b);
+    budgets_->setText(parts.join(", "));
+}
+
+QString PromptPanel::ddtreeBudgetText() const { return budgets_->text(); }
+
+QString PromptPanel::ddtreeBudgetError() const {
+    QString err;
+    return parseDdtreeBudgets(budgets_->text(), nullptr, &err) ? QString() : err;
+}
 
 void PromptPanel::setPromptSet(const QVector<PromptEntry>& prompts) {
     setModel_->clear();
@@ -149,6 +207,10 @@ void PromptPanel::loadPromptSet(const QString& path) { setPromptSet(draftscope::
 void PromptPanel::setBusy(bool busy) {
     run_->setText(busy ? tr("Run (replaces queued)") : tr("Run"));
     cancel_->setEnabled(busy);
+}
+
+void PromptPanel::setStage(const QString& stage) {
+    progress_->setFormat(stage.isEmpty() ? tr("%v / %m tokens") : tr("%1: %v / %m tokens").arg(stage));
 }
 
 void PromptPanel::setProgress(qint64 done, qint64 total) {

@@ -8,6 +8,7 @@
 #include <QWidget>
 
 class QCheckBox;
+class QLabel;
 class QDoubleSpinBox;
 class QLineEdit;
 class QListView;
@@ -19,6 +20,15 @@ class QSpinBox;
 class QStandardItemModel;
 
 namespace draftscope {
+
+/// Largest DDTree budget the GUI accepts.
+constexpr int kMaxDdtreeBudget = 4096;
+
+/// Parses a DDTree budget list such as "4, 8, 16, 32" (commas and/or spaces). Each entry
+/// must be an integer in 1..kMaxDdtreeBudget; duplicates are dropped and the result is
+/// sorted. Empty text gives an empty list (no tree runs). Returns false and sets *error
+/// (naming the bad entry) on bad input.
+bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error);
 
 class PromptPanel : public QWidget {
     Q_OBJECT
@@ -32,8 +42,15 @@ public:
     void loadPromptSet(const QString& path);
     void setMaxNewTokens(int n);
     void setChat(bool chat);
+    /// Sets the DDTree budget field (e.g. from --ddtree-budget); an empty list clears it.
+    void setDdtreeBudgets(const std::vector<int>& budgets);
+    QString ddtreeBudgetText() const;
+    /// "" if the budget field parses, else the message shown under it.
+    QString ddtreeBudgetError() const;
     void setBusy(bool busy);
     void setProgress(qint64 done, qint64 total);
+    /// Names the run the progress bar counts, e.g. "DDTree budget 8 (2 of 4)".
+    void setStage(const QString& stage);
     QStandardItemModel* promptSetModel() const { return setModel_; }
     QSortFilterProxyModel* promptSetFilter() const { return filter_; }
 
@@ -49,6 +66,8 @@ private:
     QCheckBox* ignoreEos_;
     QDoubleSpinBox* temperature_;
     QSpinBox* seed_;
+    QLineEdit* budgets_;
+    QLabel* budgetError_;
     QLineEdit* search_;
     QListView* list_;
     QStandardItemModel* setModel_;

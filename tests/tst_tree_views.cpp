@@ -1,0 +1,342 @@
+// DDTree views fed hand-built tree steps whose every number is known: the tree-verify mask
+// of the DFLASH.md toy tree, the node states and highlighting of the tree view, the link
+// from a chain position to a tree step, the budget-sweep plot's data, and the exports.
+
+#include "acceptance_tree_view.h"
+#include "budget_sweep_plot.h"
+#include "mask_view.h"
+#include "tree_steps.h"
+
+#include <qcustomplot.h>
+
+#include <QComboBox>
+#include <QFile>
+#include <QGraphicsPathItem>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace draftscope;
+
+namespace {
+
+/// DFLASH.md section 5, budget 8: tokens [11,21,12,31,22,31,21,31] after the root,
+/// parents [-1,0,1,0,2,1,5,3,7]. Root = anchor 10 at position 20. The target's walk:
+/// root -> 11 (node 1) -> 22 (node 5) -> 31 (node 6) -> 40, so the path is [0,1,5,6] and
+/// the bonus token is 40. Rejected: node 2 (21 under 11; the target wanted 22) and node 3
+/// (12 under the root; it wanted 11). Unreached: 4 (under 2), 7 (under 3), 8 (under 7).
+TreeStep toyStep() {
+    TreeStep s;
+    s.start = 20;
+    s.tokens = {10, 11, 21, 12, 31, 22, 31, 21, 31};
+    s.depths = {0, 1, 2, 1, 3, 2, 3, 2, 3};
+    s.parents = {-1, 0, 1, 0, 2, 1, 5, 3, 7};
+    s.drafterProbs = {1.0f, 0.6f, 0.5f, 0.3f, 0.9f, 0.4f, 0.9f, 0.5f, 0.9f};
+    s.targetChoice = {11, 22, 50, 51, 52, 31, 40, 53, 54};
+    s.acceptedPath = {0, 1, 5, 6};
+    s.bonusToken = 40;
+    return s;
+}
+
+/// Three steps: [10, 14) acceptance length 4, [14, 15) length 1, [15, 18) length 3.
+TreeRunResult threeStepRun(int budget, double tau) {
+    TreeRunResult r;
+    r.budget = budget;
+    r.tau = tau;
+    TreeStep a = toyStep();
+    a.start = 10;  // length 4
+    TreeStep b = toyStep();
+    b.start = 14;
+    b.acceptedPath = {0};  // length 1: the target wanted 60 after the root
+    b.targetChoice[0] = 60;
+    b.bonusToken = 60;
+    TreeStep c = toyStep();
+    c.start = 15;
+    c.acceptedPath = {0, 1, 5};  // length 3: the target wanted 77 after node 5
+    c.targetChoice[5] = 77;
+    c.bonusToken = 77;
+    r.steps = {a, b, c};
+    r.acceptanceLengths = {4, 1, 3};
+    r.promptIds = {1, 2, 3};
+    r.outputIds = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};
+    return r;
+}
+
+QString piece(std::int64_t id) { return QStringLiteral("t%1").arg(id); }
+
+/// The toy tree's expected visibility: row i lists i and its ancestors.
+const std::vector<std::vector<int>> kToyVisible = {{0}, {0, 1}, {0, 1, 2}, {0, 3}, {0, 1, 2, 4},
+                                                   {0, 1, 5}, {0, 1, 5, 6}, {0, 3, 7}, {0, 3, 7, 8}};
+
+}  // namespace
+
+class TestTreeViews : public QObject {
+    Q_OBJECT
+private slots:
+    void toyTreeVisibilityMatrix() {
+        const TreeStep s = toyStep();
+        const MaskMatrix m = treeVerifyMask(s, /*pastColumn=*/false);
+        QCOMPARE(m.rows, std::int64_t(9));
+        QCOMPARE(m.cols, std::int64_t(9));
+        QCOMPARE(m.contextCols, std::int64_t(0));
+        for (int r = 0; r < 9; ++r)
+            for (int c = 0; c < 9; ++c) {
+                const auto& row = kToyVisible[static_cast<std::size_t>(r)];
+                const bool expected = std::find(row.begin(), row.end(), c) != row.end();
+                QVERIFY2(m.at(r, c) == expected, qPrintable(QString("row %1 col %2").arg(r).arg(c)));
+            }
+        QCOMPARE(m.visibleCount(), std::int64_t(26));
+        QCOMPARE(m.rowPositions, (std::vector<std::int64_t>{20, 21, 22, 21, 23, 22, 23, 22, 23}));
+        QCOMPARE(m.rowLabels[0], std::string("root"));
+        QCOMPARE(m.rowLabels[4], std::string("n4"));
+
+        // With the past column: one more column, visible to every node.
+        const MaskMatrix p = treeVerifyMask(s, true);
+        QCOMPARE(p.cols, std::int64_t(10));
+        QCOMPARE(p.contextCols, std::int64_t(1));
+        QCOMPARE(p.colLabels[0], std::string("past 0..19"));
+        QCOMPARE(p.colPositions[0], std::int64_t(19));
+        for (int r = 0; r < 9; ++r) QVERIFY(p.at(r, 0));
+        QCOMPARE(p.visibleCount(), std::int64_t(26 + 9));
+        QVERIFY(p.at(8, 1 + 7) && p.at(8, 1 + 3) && !p.at(8, 1 + 5));
+    }
+
+    void maskViewTreeMode() {
+        MaskView v;
+        v.resize(900, 700);
+        v.setMode(MaskView::Mode::TreeVerify);
+        QCOMPARE(v.matrix().rows, std::int64_t(0));  // no step yet
+        std::vector<QString> pieces;
+        for (auto id : toyStep().tokens) pieces.push_back(piece(id));
+        v.setTreeStep(toyStep(), 8, 2, pieces);
+        QCOMPARE(v.matrix().rows, std::int64_t(9));
+        QCOMPARE(v.matrix().cols, std::int64_t(10));  // past column on by default
+        QCOMPARE(v.shownValues().size(), std::size_t(90));
+        // Row 6 (31 under 22 under 11): past, root, n1, n5, n6.
+        const std::vector<std::uint8_t> row6(v.shownValues().begin() + 60, v.shownValues().begin() + 70);
+        QCOMPARE(row6, (std::vector<std::uint8_t>{1, 1, 1, 0, 0, 0, 1, 1, 0, 0}));
+        QCOMPARE(v.queryTickLabels()[6], QString("n6 @23 't31'"));
+        QCOMPARE(v.keyTickLabels()[0], QString("past 0..19"));
+        QVERIFY(v.summaryText().contains("35 visible"));
+        QCOMPARE(v.tableModel()->rowCount(), 9);
+        QCOMPARE(v.tableModel()->index(6, 0).data().toString(), QString("n6"));
+        QCOMPARE(v.tableModel()->index(6, 7).data().toInt(), 1);  // column 7 = key n5
+        v.setPastColumnShown(false);
+        QCOMPARE(v.matrix().cols, std::int64_t(9));
+        QCOMPARE(v.matrix().visibleCount(), std::int64_t(26));
+        // Diff and conventions do not apply to the target's tree mask.
+        v.setDiffEnabled(true);
+        QCOMPARE(v.diffMatrix().rows, std::int64_t(0));
+        QCOMPARE(v.matrix().visibleCount(), std::int64_t(26));
+    }
+
+    void nodeStates() {
+        const auto st = treeNodeStates(toyStep());
+        using S = TreeNodeState;
+        QCOMPARE(st, (std::vector<S>{S::Accepted, S::Accepted, S::Rejected, S::Rejected, S::Unreached, S::Accepted,
+                                     S::Accepted, S::Unreached, S::Unreached}));
+    }
+
+    void treeViewHighlightsTheAcceptedPath() {
+        AcceptanceTreeView v;
+        v.resize(900, 700);
+        TreeRunResult run = threeStepRun(8, 2.667);
+        run.steps[0] = toyStep();
+        QSignalSpy changed(&v, &AcceptanceTreeView::treeStepChanged);
+        v.setRuns({run}, piece);
+        QCOMPARE(v.currentBudget(), 8);
+        QCOMPARE(v.currentStep(), 0);
+        QVERIFY(changed.count() >= 1);
+        QCOMPARE(changed.last().at(0).toInt(), 8);
+        QCOMPARE(changed.last().at(1).toInt(), 0);
+        QCOMPARE(v.drawnNodeCount(), 9);
+        QCOMPARE(v.nodeStates()[5], TreeNodeState::Accepted);
+        // Path edges thick and green; the others thin; rejected and unreached nodes dimmed.
+        for (int i : {1, 5, 6}) {
+            QCOMPARE(v.edgeItem(i)->pen().widthF(), 4.0);
+            QCOMPARE(v.edgeItem(i)->pen().color(), QColor(0x23, 0x8b, 0x45));
+            QCOMPARE(v.nodeItem(i)->opacity(), 1.0);
+        }
+        for (int i : {2, 3, 4, 7, 8}) {
+            QCOMPARE(v.edgeItem(i)->pen().widthF(), 1.2);
+            QVERIFY(v.nodeItem(i)->opacity() < 0.5);
+        }
+        QVERIFY(v.nodeItem(2)->opacity() > v.nodeItem(4)->opacity());  // rejected brighter than unreached
+        QCOMPARE(v.edgeItem(0), nullptr);
+        // Layout: column = depth.
+        const double col = v.nodeItem(1)->path().boundingRect().left() - v.nodeItem(0)->path().boundingRect().left();
+        QVERIFY(col > 100);
+        for (int i = 0; i < 9; ++i)
+            QCOMPARE(qRound(v.nodeItem(i)->path().boundingRect().left() - v.nodeItem(0)->path().boundingRect().left()),
+                     qRound(toyStep().depths[static_cast<std::size_t>(i)] * col));
+        // The target's choice at each path node; the bonus after the last.
+        QCOMPARE(v.targetChoiceText(0), QString("target \u2192 't11'"));
+        QCOMPARE(v.targetChoiceText(5), QString("target \u2192 't31'"));
+        QCOMPARE(v.targetChoiceText(6), QString("target \u2192 't40'"));
+        QVERIFY(v.targetChoiceText(2).isEmpty());
+        QCOMPARE(v.bonusText(), QString("bonus 't40'"));
+        QVERIFY(v.bonusItem()->boundingRect().left() > v.nodeItem(6)->boundingRect().right());
+        // The nodes table.
+        auto* t = v.nodesTable();
+        QCOMPARE(t->rowCount(), 9);
+        QCOMPARE(t->columnCount(), 10);
+        QCOMPARE(t->index(5, 1).data().toLongLong(), 22LL);
+        QCOMPARE(t->index(5, 2).data().toString(), QString("t22"));
+        QCOMPARE(t->index(5, 3).data().toInt(), 2);
+        QCOMPARE(t->index(5, 4).data().toInt(), 1);
+        QCOMPARE(t->index(5, 5).data().toDouble(), double(0.4f));
+        QCOMPARE(t->index(5, 6).data().toLongLong(), 31LL);
+        QCOMPARE(t->index(5, 8).data().toBool(), true);
+        QCOMPARE(t->index(3, 8).data().toBool(), false);
+        QCOMPARE(t->index(3, 9).data().toString(), QString("rejected"));
+    }
+
+    void stepSelectorIsOneBased() {
+        AcceptanceTreeView v;
+        v.setRuns({threeStepRun(4, 2.0), threeStepRun(8, 2.5)}, piece);
+        auto* spin = v.findChild<QSpinBox*>("treeStepSpin");
+        auto* combo = v.findChild<QComboBox*>("budgetCombo");
+        QVERIFY(spin && combo);
+        QCOMPARE(combo->count(), 2);
+        QCOMPARE(spin->minimum(), 1);
+        QCOMPARE(spin->maximum(), 3);
+        QCOMPARE(spin->value(), 1);
+        spin->setValue(3);
+        QCOMPARE(v.currentStep(), 2);
+        QCOMPARE(v.currentTreeStep()->start, std::int64_t(15));
+        QCOMPARE(v.drawnNodeCount(), 9);
+        QCOMPARE(v.nodeStates()[6], TreeNodeState::Rejected);  // path [0, 1, 5] here
+        QCOMPARE(v.nodeStates()[4], TreeNodeState::Unreached);
+        QCOMPARE(v.targetChoiceText(5), QString("target \u2192 't77'"));
+        QCOMPARE(v.bonusText(), QString("bonus 't77'"));
+        QVERIFY(v.setCurrentBudget(8));
+        QCOMPARE(v.currentBudget(), 8);
+        QCOMPARE(v.currentStep(), 2);  // the step is kept across budgets
+        QVERIFY(!v.setCurrentBudget(16));
+        v.clear();
+        QCOMPARE(v.drawnNodeCount(), 0);
+        QCOMPARE(v.currentTreeStep(), nullptr);
+    }
+
+    void chainStepLinksToCoveringTreeStep() {
+        const TreeRunResult run = threeStepRun(8, 2.667);
+        // Step i covers [start, start + acceptance length).
+        QCOMPARE(treeStepCovering(run, 10), 0);
+        QCOMPARE(treeStepCovering(run, 13), 0);
+        QCOMPARE(treeStepCovering(run, 14), 1);
+        QCOMPARE(treeStepCovering(run, 15), 2);
+        QCOMPARE(treeStepCovering(run, 17), 2);
+        QCOMPARE(treeStepCovering(run, 40), 2);  // past the end: the last step
+        QCOMPARE(treeStepCovering(run, 3), 0);   // before the first: the first step
+        QCOMPARE(treeStepCovering(TreeRunResult{}, 10), -1);
+        AcceptanceTreeView v;
+        v.setRuns({run}, piece);
+        v.showPosition(14);
+        QCOMPARE(v.currentStep(), 1);
+        QCOMPARE(v.findChild<QSpinBox*>("treeStepSpin")->value(), 2);
+        QCOMPARE(v.drawnNodeCount(), 9);
+        QCOMPARE(v.nodeStates()[1], TreeNodeState::Rejected);  // path is the root only
+        v.showPosition(16);
+        QCOMPARE(v.currentStep(), 2);
+    }
+
+    void budgetSweepData() {
+        BudgetSweepPlot p;
+        RunResult chain;
+        chain.tau = 2.25;
+        chain.steps.resize(4);
+        chain.promptIds = {1, 2};
+        chain.outputIds = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+        std::vector<TreeRunResult> trees = {threeStepRun(16, 3.5), threeStepRun(4, 2.0), threeStepRun(8, 2.75)};
+        p.setRuns(chain, trees);
+        QCOMPARE(p.budgets(), (QVector<double>{4, 8, 16}));
+        QCOMPARE(p.taus(), (QVector<double>{2.0, 2.75, 3.5}));
+        QCOMPARE(p.chainTau(), 2.25);
+        auto* plot = p.plot();
+        QCOMPARE(plot->graphCount(), 2);
+        QCOMPARE(plot->graph(0)->data()->size(), 3);
+        QCOMPARE(plot->graph(0)->data()->at(1)->key, 8.0);
+        QCOMPARE(plot->graph(0)->data()->at(1)->value, 2.75);
+        QVERIFY(plot->graph(1)->name().startsWith("chain"));
+        QCOMPARE(plot->graph(1)->data()->at(0)->value, 2.25);
+        QCOMPARE(plot->xAxis->scaleType(), QCPAxis::stLogarithmic);
+        auto* t = p.table();
+        QCOMPARE(t->rowCount(), 4);
+        QCOMPARE(t->index(0, 1).data().toInt(), 4);
+        QCOMPARE(t->index(2, 2).data().toDouble(), 3.5);
+        QCOMPARE(t->index(2, 3).data().toInt(), 3);
+        QCOMPARE(t->index(2, 4).data().toInt(), 8);
+        QCOMPARE(t->index(3, 0).data().toString(), QString("chain"));
+        QCOMPARE(t->index(3, 2).data().toDouble(), 2.25);
+        QCOMPARE(t->index(3, 4).data().toInt(), 7);
+        // Without a chain run: no chain line.
+        p.setRuns(RunResult{}, trees);
+        QVERIFY(std::isnan(p.chainTau()));
+        QCOMPARE(p.plot()->graphCount(), 1);
+        QCOMPARE(p.table()->rowCount(), 3);
+    }
+
+    void exportsAreValid() {
+        QTemporaryDir dir;
+        AcceptanceTreeView v;
+        v.resize(900, 700);
+        TreeRunResult run = threeStepRun(8, 2.667);
+        v.setRuns({run}, piece);
+        QString err;
+        const auto written = v.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(written.size(), 5);
+        QImage png(dir.filePath("ddtree_tree.png"));
+        QVERIFY(png.width() > 600 && png.height() > 300);
+        QFile svg(dir.filePath("ddtree_tree.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        const QByteArray svgText = svg.readAll();
+        QVERIFY(svgText.contains("<svg"));
+        QVERIFY(svgText.contains("t40"));  // the bonus token's piece is drawn as text
+        QFile pdf(dir.filePath("ddtree_tree.pdf"));
+        QVERIFY(pdf.open(QIODevice::ReadOnly));
+        QVERIFY(pdf.read(5) == "%PDF-");
+        QFile json(dir.filePath("ddtree_nodes.json"));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const auto arr = QJsonDocument::fromJson(json.readAll()).array();
+        QCOMPARE(arr.size(), 9);
+        QCOMPARE(arr[6].toObject()["on path"].toBool(), true);
+        QCOMPARE(arr[6].toObject()["token id"].toInteger(), 31);
+        QCOMPARE(arr[2].toObject()["state"].toString(), QString("rejected"));
+        QFile csv(dir.filePath("ddtree_nodes.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const auto lines = QString::fromUtf8(csv.readAll()).split("\r\n", Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 10);
+        QCOMPARE(lines[0], QString("index,token id,piece,depth,parent,draft prob,target choice id,target choice piece,"
+                                   "on path,state"));
+        QVERIFY(lines[6].startsWith("5,22,t22,2,1,"));
+
+        BudgetSweepPlot p;
+        p.setRuns(RunResult{}, {threeStepRun(4, 2.0), threeStepRun(8, 2.5)});
+        const auto w2 = p.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(w2.size(), 5);
+        for (const auto& f : w2) QVERIFY2(QFileInfo(f).size() > 50, qPrintable(f));
+
+        MaskView m;
+        std::vector<QString> pieces(9, "x");
+        m.setTreeStep(toyStep(), 8, 0, pieces);
+        const auto w3 = m.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QVERIFY(w3.contains(dir.filePath("mask_tree.csv")));
+        QFile treeCsv(dir.filePath("mask_tree.csv"));
+        QVERIFY(treeCsv.open(QIODevice::ReadOnly));
+        const auto rows = QString::fromUtf8(treeCsv.readAll()).split("\r\n", Qt::SkipEmptyParts);
+        QCOMPARE(rows.size(), 10);
+        QCOMPARE(rows[9], QString("n8,1,1,0,0,1,0,0,0,1,1"));
+        QCOMPARE(m.mode(), MaskView::Mode::Inference);  // restored after the export
+    }
+};
+
+QTEST_MAIN(TestTreeViews)
+#include "tst_tree_views.moc"

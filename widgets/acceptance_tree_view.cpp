@@ -1,0 +1,477 @@
+#include "acceptance_tree_view.h"
+
+#include "figure_export.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QGraphicsPathItem>
+#include <QGraphicsScene>
+#include <QGraphicsSimpleTextItem>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPainterPath>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStandardItemModel>
+#include <QTableView>
+#include <QVBoxLayout>
+#include <QWheelEvent>
+
+#include <algorithm>
+#include <cmath>
+
+namespace draftscope {
+
+namespace {
+
+// Geometry of the layout (scene units = pixels at zoom 1).
+constexpr double kBoxW = 124, kBoxH = 40, kColGap = 40, kRowH = 66, kTop = 76;
+
+struct Style {
+    QColor fill, border;
+    double opacity;
+};
+const Style kAccepted{QColor(0xc7, 0xe9, 0xc0), QColor(0x23, 0x8b, 0x45), 1.0};
+const Style kRoot{QColor(0xc6, 0xdb, 0xef), QColor(0x23, 0x8b, 0x45), 1.0};
+const Style kRejected{QColor(0xfc, 0xbb, 0xa1), QColor(0xcb, 0x18, 0x1d), 0.45};
+const Style kUnreached{QColor(0xf0, 0xf0, 0xf0), QColor(0x96, 0x96, 0x96), 0.35};
+const QColor kBonusFill(0xff, 0xf3, 0xcd), kBonusBorder(0xe6, 0x55, 0x0d);
+const QColor kPathEdge(0x23, 0x8b, 0x45), kOtherEdge(0x96, 0x96, 0x96);
+constexpr double kPathEdgeWidth = 4.0, kOtherEdgeWidth = 1.2;
+
+/// A piece as shown in a node: quoted, control characters visible, at most 14 characters.
+QString shownPiece(QString piece) {
+    piece.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
+    piece.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
+    piece.replace(QLatin1Char('\r'), QStringLiteral("\\r"));
+    if (piece.size() > 14) piece = piece.left(13) + QChar(0x2026);
+    return QLatin1Char('\'') + piece + QLatin1Char('\'');
+}
+
+QString stateName(TreeNodeState s) {
+    switch (s) {
+    case TreeNodeState::Accepted: return QStringLiteral("accepted");
+    case TreeNodeState::Rejected: return QStringLiteral("rejected");
+    case TreeNodeState::Unreached: return QStringLiteral("unreached");
+    }
+    return {};
+}
+
+QString swatch(const QColor& c, const QString& text) {
+    return QStringLiteral("<span style='color:%1; font-size:large'>&#9632;</span>&nbsp;%2").arg(c.name(), text.toHtmlEscaped());
+}
+
+}  // namespace
+
+// ---- ZoomableGraphicsView -------------------------------------------------------------
+
+ZoomableGraphicsView::ZoomableGraphicsView(QGraphicsScene* scene, QWidget* parent) : QGraphicsView(scene, parent) {
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setBackgroundBrush(Qt::white);
+}
+
+double ZoomableGraphicsView::zoom() const { return transform().m11(); }
+
+void ZoomableGraphicsView::wheelEvent(QWheelEvent* e) {
+    const double steps = e->angleDelta().y() / 120.0;
+    if (steps == 0) return;
+    const double factor = std::pow(1.15, steps);
+    const double z = zoom() * factor;
+    if (z < 0.05 || z > 20) return;
+    scale(factor, factor);
+    e->accept();
+    emit zoomedByUser();
+}
+
+void ZoomableGraphicsView::resizeEvent(QResizeEvent* e) {
+    QGraphicsView::resizeEvent(e);
+    emit viewportChanged();
+}
+
+void ZoomableGraphicsView::showEvent(QShowEvent* e) {
+    QGraphicsView::showEvent(e);
+    emit viewportChanged();
+}
+
+// ---- AcceptanceTreeView ---------------------------------------------------------------
+
+AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
+    : QWidget(parent), budgetCombo_(new QComboBox(this)), stepSpin_(new QSpinBox(this)), stepInfo_(new QLabel(this)),
+      scene_(new QGraphicsScene(this)), view_(new ZoomableGraphicsView(scene_, this)), tableView_(new QTableView(this)),
+      table_(new QStandardItemModel(this)) {
+    setObjectName("AcceptanceTreeView");
+    budgetCombo_->setObjectName("budgetCombo");
+    budgetCombo_->setToolTip(tr("DDTree budget: tree nodes drafted per verify step"));
+    stepSpin_->setObjectName("treeStepSpin");
+    stepSpin_->setToolTip(tr("Verify step of the DDTree run (1-based). Selecting a chain step selects the tree step "
+                             "that verified the chain step's anchor position."));
+    stepSpin_->setPrefix(tr("step "));
+    stepSpin_->setRange(0, 0);
+    auto* fit = new QPushButton(tr("Fit"), this);
+    fit->setObjectName("fitButton");
+    fit->setToolTip(tr("Scale the tree to fit the view (wheel zooms, drag pans)"));
+    stepInfo_->setObjectName("treeStepInfo");
+    stepInfo_->setWordWrap(true);
+    auto* legend = new QLabel(this);
+    legend->setText(swatch(kAccepted.border, tr("accepted path")) + "&nbsp;&nbsp;" +
+                    swatch(kRoot.fill, tr("root (anchor)")) + "&nbsp;&nbsp;" +
+                    swatch(kRejected.border, tr("rejected by the target")) + "&nbsp;&nbsp;" +
+                    swatch(kUnreached.border, tr("below a rejection")) + "&nbsp;&nbsp;" +
+                    swatch(kBonusBorder, tr("bonus token")));
+    legend->setWordWrap(true);
+
+    auto* controls = new QHBoxLayout;
+    controls->addWidget(new QLabel(tr("Budget"), this));
+    controls->addWidget(budgetCombo_, 1);
+    controls->addWidget(stepSpin_);
+    controls->addWidget(fit);
+
+    view_->setObjectName("treeGraphicsView");
+    view_->setMinimumHeight(220);
+    table_->setObjectName("ddtree_nodes");
+    tableView_->setModel(table_);
+    tableView_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    tableView_->verticalHeader()->setVisible(false);
+    tableView_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(view_);
+    split->addWidget(tableView_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    split->setSizes({480, 160});
+    tableView_->setMinimumHeight(80);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addLayout(controls);
+    layout->addWidget(stepInfo_);
+    layout->addWidget(legend);
+    layout->addWidget(split, 1);
+
+    connect(budgetCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
+        if (updating_) return;
+        run_ = i;
+        const int steps = currentRun() ? static_cast<int>(currentRun()->steps.size()) : 0;
+        step_ = steps == 0 ? -1 : std::clamp(step_, 0, steps - 1);
+        rebuild();
+    });
+    connect(stepSpin_, &QSpinBox::valueChanged, this, [this](int v) {
+        if (!updating_) setCurrentStep(v - 1);
+    });
+    connect(fit, &QPushButton::clicked, this, [this] {
+        autoFit_ = true;
+        fitTree();
+    });
+    connect(view_, &ZoomableGraphicsView::zoomedByUser, this, [this] { autoFit_ = false; });
+    // A fit while hidden (a background dock tab) used a meaningless viewport size: refit.
+    connect(view_, &ZoomableGraphicsView::viewportChanged, this, [this] {
+        if (autoFit_) fitTree();
+    });
+    installExportMenu(view_, exportName(), [this](const QString& p, QString* e) { return exportScene(scene_, p, e); },
+                      table_);
+    rebuild();
+}
+
+void AcceptanceTreeView::clear() { setRuns({}, {}); }
+
+
+
+void AcceptanceTreeView::setRuns(const std::vector<TreeRunResult>& runs, PieceFn pieceOf) {
+    const int keep = currentBudget();
+    runs_ = runs;
+    pieceOf_ = std::move(pieceOf);
+    updating_ = true;
+    budgetCombo_->clear();
+    run_ = runs_.empty() ? -1 : 0;
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+        const auto& r = runs_[i];
+        budgetCombo_->addItem(tr("%1 nodes: tau %2, %3 steps").arg(r.budget).arg(r.tau, 0, 'f', 3).arg(r.steps.size()),
+                              r.budget);
+        if (r.budget == keep) run_ = static_cast<int>(i);
+    }
+    budgetCombo_->setCurrentIndex(run_);
+    updating_ = false;
+    step_ = currentRun() && !currentRun()->steps.empty() ? 0 : -1;
+    rebuild();
+}
+
+int AcceptanceTreeView::currentBudget() const { return currentRun() ? currentRun()->budget : 0; }
+
+bool AcceptanceTreeView::setCurrentBudget(int budget) {
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+        if (runs_[i].budget == budget) {
+            budgetCombo_->setCurrentIndex(static_cast<int>(i));  // rebuilds through the signal
+            return true;
+        }
+    return false;
+}
+
+const TreeRunResult* AcceptanceTreeView::currentRun() const {
+    return run_ >= 0 && run_ < static_cast<int>(runs_.size()) ? &runs_[static_cast<std::size_t>(run_)] : nullptr;
+}
+
+const TreeStep* AcceptanceTreeView::currentTreeStep() const {
+    const auto* r = currentRun();
+    return r && step_ >= 0 && step_ < static_cast<int>(r->steps.size()) ? &r->steps[static_cast<std::size_t>(step_)]
+                                                                          : nullptr;
+}
+
+void AcceptanceTreeView::setCurrentStep(int step) {
+    const auto* r = currentRun();
+    const int n = r ? static_cast<int>(r->steps.size()) : 0;
+    const int s = n == 0 ? -1 : std::clamp(step, 0, n - 1);
+    if (s == step_ && drawnRun_ == run_ && drawnStep_ == s) return;
+    step_ = s;
+    rebuild();
+}
+
+void AcceptanceTreeView::showPosition(std::int64_t position) {
+    if (const auto* r = currentRun()) setCurrentStep(treeStepCovering(*r, position));
+}
+
+QString AcceptanceTreeView::piece(std::int64_t id) const {
+    return pieceOf_ ? pieceOf_(id) : QStringLiteral("#%1").arg(id);
+}
+
+QGraphicsPathItem* AcceptanceTreeView::nodeItem(int i) const {
+    return i >= 0 && i < static_cast<int>(nodeItems_.size()) ? nodeItems_[static_cast<std::size_t>(i)] : nullptr;
+}
+
+QGraphicsPathItem* AcceptanceTreeView::edgeItem(int i) const {
+    return i >= 0 && i < static_cast<int>(edgeItems_.size()) ? edgeItems_[static_cast<std::size_t>(i)] : nullptr;
+}
+
+QString AcceptanceTreeView::bonusText() const { return bonusLabel_ ? bonusLabel_->text() : QString(); }
+
+QString AcceptanceTreeView::targetChoiceText(int node) const {
+    return node >= 0 && node < static_cast<int>(targetLabels_.size()) && targetLabels_[static_cast<std::size_t>(node)]
+               ? targetLabels_[static_cast<std::size_t>(node)]->text()
+               : QString();
+}
+
+void AcceptanceTreeView::rebuild() {
+    scene_->clear();
+    nodeItems_.clear();
+    edgeItems_.clear();
+    targetLabels_.clear();
+    bonusItem_ = nullptr;
+    bonusLabel_ = nullptr;
+    states_.clear();
+    drawnRun_ = run_;
+    drawnStep_ = step_;
+
+    const auto* run = currentRun();
+    updating_ = true;
+    const int steps = run ? static_cast<int>(run->steps.size()) : 0;
+    stepSpin_->setRange(steps > 0 ? 1 : 0, steps);
+    stepSpin_->setSuffix(steps > 0 ? tr(" of %1").arg(steps) : QString());
+    stepSpin_->setValue(step_ + 1);
+    stepSpin_->setEnabled(steps > 0);
+    budgetCombo_->setEnabled(!runs_.empty());
+    updating_ = false;
+
+    const TreeStep* st = currentTreeStep();
+    if (!st) {
+        stepInfo_->setText(runs_.empty() ? tr("No DDTree runs: enter DDTree budgets in the Prompt panel and run (hybrid targets cannot run "
+                                              "DDTree; the Log says why a tree run failed).")
+                                         : tr("This DDTree run has no verify steps."));
+        auto* t = scene_->addSimpleText(stepInfo_->text());
+        t->setBrush(Qt::darkGray);
+        fillTable();
+        emit treeStepChanged(currentBudget(), -1);
+        return;
+    }
+    states_ = treeNodeStates(*st);
+    const int n = static_cast<int>(st->tokens.size());
+    const int last = st->acceptedPath.empty() ? 0 : st->acceptedPath.back();
+
+    // Children in creation order; the bonus token is a virtual last child of the last path node.
+    const int bonus = n;
+    std::vector<std::vector<int>> children(static_cast<std::size_t>(n + 1));
+    for (int i = 1; i < n; ++i) {
+        const int p = st->parents[static_cast<std::size_t>(i)];
+        if (p >= 0 && p < n) children[static_cast<std::size_t>(p)].push_back(i);
+    }
+    children[static_cast<std::size_t>(last)].push_back(bonus);
+    std::vector<double> row(static_cast<std::size_t>(n + 1), 0);
+    double nextRow = 0;
+    std::function<void(int)> place = [&](int v) {
+        const auto& ch = children[static_cast<std::size_t>(v)];
+        if (ch.empty()) {
+            row[static_cast<std::size_t>(v)] = nextRow++;
+            return;
+        }
+        for (int c : ch) place(c);
+        row[static_cast<std::size_t>(v)] = (row[static_cast<std::size_t>(ch.front())] + row[static_cast<std::size_t>(ch.back())]) / 2;
+    };
+    place(0);
+    auto depthOf = [&](int v) { return v == bonus ? st->depths[static_cast<std::size_t>(last)] + 1 : st->depths[static_cast<std::size_t>(v)]; };
+    auto topLeft = [&](int v) {
+        return QPointF(depthOf(v) * (kBoxW + kColGap), kTop + row[static_cast<std::size_t>(v)] * kRowH);
+    };
+
+    QFont small = font();
+    small.setPointSizeF(std::max(7.0, font().pointSizeF() - 1));
+    QFont bold = font();
+    bold.setBold(true);
+
+    // Title and legend (part of the exported figure), in short lines.
+    const int len = st->acceptanceLength();
+    auto* titleItem = scene_->addSimpleText(tr("DDTree budget %1, step %2 of %3").arg(run->budget).arg(step_ + 1).arg(steps), bold);
+    titleItem->setPos(0, 0);
+    auto* sub = scene_->addSimpleText(tr("root at position %1; acceptance length %2 (root + %3 accepted); bonus %4\n"
+                                         "column = depth; green = accepted path, red = rejected by the target,\n"
+                                         "grey = below a rejection; p = drafter probability")
+                                          .arg(st->start).arg(len).arg(len - 1).arg(shownPiece(piece(st->bonusToken))),
+                                      small);
+    sub->setBrush(Qt::darkGray);
+    sub->setPos(0, 20);
+
+    // Edges first so the boxes cover their ends.
+    edgeItems_.assign(static_cast<std::size_t>(n), nullptr);
+    auto edge = [&](int from, int to, const QPen& pen) {
+        const QPointF a = topLeft(from) + QPointF(kBoxW, kBoxH / 2);
+        const QPointF b = topLeft(to) + QPointF(0, kBoxH / 2);
+        QPainterPath path(a);
+        const double mid = (a.x() + b.x()) / 2;
+        path.cubicTo(QPointF(mid, a.y()), QPointF(mid, b.y()), b);
+        auto* e = scene_->addPath(path, pen);
+        e->setZValue(-1);
+        return e;
+    };
+    for (int i = 1; i < n; ++i) {
+        const int p = st->parents[static_cast<std::size_t>(i)];
+        if (p < 0 || p >= n) continue;
+        const bool onPath = states_[static_cast<std::size_t>(i)] == TreeNodeState::Accepted;
+        QPen pen(onPath ? kPathEdge : kOtherEdge, onPath ? kPathEdgeWidth : kOtherEdgeWidth);
+        auto* e = edge(p, i, pen);
+        if (!onPath) e->setOpacity(states_[static_cast<std::size_t>(i)] == TreeNodeState::Rejected ? 0.6 : 0.4);
+        edgeItems_[static_cast<std::size_t>(i)] = e;
+    }
+    edge(last, bonus, QPen(kBonusBorder, 2, Qt::DashLine));
+
+    auto box = [&](int v, const Style& s, Qt::PenStyle penStyle, double penWidth) {
+        QPainterPath path;
+        path.addRoundedRect(QRectF(topLeft(v), QSizeF(kBoxW, kBoxH)), 6, 6);
+        auto* item = scene_->addPath(path, QPen(s.border, penWidth, penStyle), QBrush(s.fill));
+        item->setOpacity(s.opacity);
+        return item;
+    };
+    auto text = [&](QGraphicsItem* parent, const QString& line, const QFont& f, QPointF at, const QColor& c) {
+        auto* t = new QGraphicsSimpleTextItem(line, parent);
+        t->setFont(f);
+        t->setBrush(c);
+        t->setPos(at);
+        return t;
+    };
+    targetLabels_.assign(static_cast<std::size_t>(n), nullptr);
+    for (int i = 0; i < n; ++i) {
+        const auto state = states_[static_cast<std::size_t>(i)];
+        const Style& s = i == 0 ? kRoot : state == TreeNodeState::Accepted ? kAccepted
+                                        : state == TreeNodeState::Rejected ? kRejected : kUnreached;
+        auto* item = box(i, s, Qt::SolidLine, state == TreeNodeState::Accepted ? 2.5 : 1.0);
+        item->setData(0, i);
+        const QPointF tl = topLeft(i);
+        text(item, shownPiece(piece(st->tokens[static_cast<std::size_t>(i)])), font(), tl + QPointF(6, 3), Qt::black);
+        const QString second = i == 0 ? tr("root (anchor)")
+                                      : tr("p %1   #%2").arg(st->drafterProbs[static_cast<std::size_t>(i)], 0, 'f', 3).arg(i);
+        text(item, second, small, tl + QPointF(6, 22), QColor(0x40, 0x40, 0x40));
+        item->setToolTip(tr("node %1 (%2): token %3 %4, depth %5 (position %6), parent %7, drafter probability %8%9")
+                             .arg(i).arg(stateName(state)).arg(st->tokens[static_cast<std::size_t>(i)])
+                             .arg(shownPiece(piece(st->tokens[static_cast<std::size_t>(i)])))
+                             .arg(st->depths[static_cast<std::size_t>(i)])
+                             .arg(st->start + st->depths[static_cast<std::size_t>(i)])
+                             .arg(st->parents[static_cast<std::size_t>(i)])
+                             .arg(st->drafterProbs[static_cast<std::size_t>(i)], 0, 'f', 4)
+                             .arg(state == TreeNodeState::Accepted
+                                      ? tr("; target's choice after it: %1")
+                                            .arg(shownPiece(piece(st->targetChoice[static_cast<std::size_t>(i)])))
+                                      : QString()));
+        nodeItems_.push_back(item);
+        if (state == TreeNodeState::Accepted && i < static_cast<int>(st->targetChoice.size())) {
+            auto* t = text(nullptr, tr("target \u2192 %1").arg(shownPiece(piece(st->targetChoice[static_cast<std::size_t>(i)]))),
+                           small, tl + QPointF(2, kBoxH + 2), kPathEdge.darker(130));
+            scene_->addItem(t);
+            targetLabels_[static_cast<std::size_t>(i)] = t;
+        }
+    }
+    bonusItem_ = box(bonus, Style{kBonusFill, kBonusBorder, 1.0}, Qt::DashLine, 2.0);
+    const QPointF btl = topLeft(bonus);
+    bonusLabel_ = text(bonusItem_, tr("bonus %1").arg(shownPiece(piece(st->bonusToken))), font(), btl + QPointF(6, 3), Qt::black);
+    text(bonusItem_, tr("next step's root"), small, btl + QPointF(6, 22), QColor(0x40, 0x40, 0x40));
+    bonusItem_->setToolTip(tr("Bonus token %1 %2: the target's choice after the last accepted node; it is committed and "
+                              "becomes the next step's root").arg(st->bonusToken).arg(shownPiece(piece(st->bonusToken))));
+
+    stepInfo_->setText(tr("Step %1 of %2 (budget %3, tau %4): %5 nodes, root at position %6, acceptance length %7, "
+                          "bonus %8")
+                           .arg(step_ + 1).arg(steps).arg(run->budget).arg(run->tau, 0, 'f', 3).arg(n - 1)
+                           .arg(st->start).arg(len).arg(shownPiece(piece(st->bonusToken))));
+    scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
+    fillTable();
+    autoFit_ = true;
+    fitTree();
+    emit treeStepChanged(run->budget, step_);
+}
+
+void AcceptanceTreeView::fillTable() {
+    table_->clear();
+    table_->setHorizontalHeaderLabels({tr("index"), tr("token id"), tr("piece"), tr("depth"), tr("parent"),
+                                       tr("draft prob"), tr("target choice id"), tr("target choice piece"),
+                                       tr("on path"), tr("state")});
+    const TreeStep* st = currentTreeStep();
+    if (!st) return;
+    auto item = [](const QVariant& v) {
+        auto* it = new QStandardItem;
+        it->setData(v, Qt::DisplayRole);
+        return it;
+    };
+    for (std::size_t i = 0; i < st->tokens.size(); ++i) {
+        const bool hasChoice = i < st->targetChoice.size();
+        const auto state = states_[i];
+        table_->appendRow({item(static_cast<int>(i)), item(static_cast<qlonglong>(st->tokens[i])), item(piece(st->tokens[i])),
+                           item(st->depths[i]), item(st->parents[i]), item(static_cast<double>(st->drafterProbs[i])),
+                           item(hasChoice ? QVariant(static_cast<qlonglong>(st->targetChoice[i])) : QVariant()),
+                           item(hasChoice ? piece(st->targetChoice[i]) : QString()),
+                           item(state == TreeNodeState::Accepted), item(stateName(state))});
+    }
+}
+
+void AcceptanceTreeView::fitTree() {
+    if (scene_->items().isEmpty()) return;
+    view_->resetTransform();
+    const QRectF r = scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10);
+    view_->fitInView(r, Qt::KeepAspectRatio);
+    // Never blow a small tree up past 1:1, and keep a large one readable (scroll instead,
+    // starting at the root's end).
+    constexpr double kMinFitZoom = 0.6;
+    const double z = view_->zoom();
+    if (z > 1.0) view_->setTransform(QTransform());
+    else if (z < kMinFitZoom) view_->setTransform(QTransform::fromScale(kMinFitZoom, kMinFitZoom));
+    if (view_->zoom() <= kMinFitZoom + 1e-9 && !nodeItems_.empty()) {
+        const QRectF root = nodeItems_.front()->path().boundingRect();
+        view_->centerOn(r.left() + view_->viewport()->width() / (2 * kMinFitZoom), root.center().y());
+    } else {
+        view_->centerOn(r.center());
+    }
+}
+
+QStringList AcceptanceTreeView::exportAll(const QString& dir, QString* error) {
+    QStringList written;
+    for (const auto& fmt : figureFormats()) {
+        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
+        if (!exportScene(scene_, path, error)) return written;
+        written << path;
+    }
+    for (const auto& fmt : tableFormats()) {
+        const QString path = QDir(dir).filePath(QStringLiteral("ddtree_nodes.") + fmt);
+        if (!exportTable(table_, path, error)) return written;
+        written << path;
+    }
+    return written;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,141 @@
+#pragma once
+// The DDTree of one verify step: the drafted tree laid out by depth (left to right), the
+// target's walk along it (accepted path, rejected siblings, bonus token), a budget and a
+// step selector, and the step's nodes as a table.
+
+#include "draftscope/run_types.h"
+#include "exportable_view.h"
+#include "tree_steps.h"
+
+#include <QGraphicsView>
+#include <QWidget>
+
+#include <functional>
+#include <vector>
+
+class QComboBox;
+class QGraphicsPathItem;
+class QGraphicsScene;
+class QGraphicsSimpleTextItem;
+class QLabel;
+class QSpinBox;
+class QStandardItemModel;
+class QTableView;
+
+namespace draftscope {
+
+/// QGraphicsView with wheel zoom (plain or Ctrl+wheel, anchored under the cursor) and
+/// drag to pan.
+class ZoomableGraphicsView : public QGraphicsView {
+    Q_OBJECT
+public:
+    explicit ZoomableGraphicsView(QGraphicsScene* scene, QWidget* parent = nullptr);
+    /// Current zoom factor (1 = one scene unit per pixel).
+    double zoom() const;
+
+signals:
+    /// The user zoomed with the wheel (the owner stops fitting on resize).
+    void zoomedByUser();
+    /// The view was resized or shown (the owner refits the tree).
+    void viewportChanged();
+
+protected:
+    void wheelEvent(QWheelEvent* e) override;
+    void resizeEvent(QResizeEvent* e) override;
+    void showEvent(QShowEvent* e) override;
+};
+
+/// Draws the DDTree of the selected step of the selected budget's run.
+///
+/// Layout: node i sits in column depths[i] (the root, i.e. the anchor, in column 0); leaves
+/// take consecutive rows in creation order, a parent is centred on its children. Each node
+/// shows its token piece, its drafter probability and its index. Colours follow
+/// treeNodeStates(): accepted path green with thick edges (the root, the anchor, too),
+/// rejected children of path nodes red and dimmed, nodes below them grey and dimmed. Every
+/// path node carries the target's choice there ("target -> piece"); the bonus token (the
+/// target's choice at the last path node) hangs after that node as a dashed orange box.
+/// Steps are numbered from 1 in the step selector, as elsewhere in the GUI; the API uses
+/// 0-based step indices.
+class AcceptanceTreeView : public QWidget, public ExportableView {
+    Q_OBJECT
+public:
+    using PieceFn = std::function<QString(std::int64_t)>;
+
+    explicit AcceptanceTreeView(QWidget* parent = nullptr);
+
+    /// Shows `runs` (one per budget); `pieceOf` gives a token's display piece. Keeps the
+    /// selected budget if it is still there, and selects step 0.
+    void setRuns(const std::vector<TreeRunResult>& runs, PieceFn pieceOf);
+    void clear();
+
+    int budgetCount() const { return static_cast<int>(runs_.size()); }
+    /// Budget of the selected run, 0 if none.
+    int currentBudget() const;
+    /// Selects the run with this budget; false if there is none.
+    bool setCurrentBudget(int budget);
+    /// 0-based selected step of the current run, -1 if none.
+    int currentStep() const { return step_; }
+    /// Selects step `step` (0-based, clamped to the run).
+    void setCurrentStep(int step);
+    /// Selects the step of the current run that verified absolute `position`
+    /// (treeStepCovering): the link from the chain run's selected step.
+    void showPosition(std::int64_t position);
+
+    const TreeRunResult* currentRun() const;
+    const TreeStep* currentTreeStep() const;
+    /// treeNodeStates() of the shown step (empty if none).
+    const std::vector<TreeNodeState>& nodeStates() const { return states_; }
+    /// Tree nodes drawn (root included, bonus box excluded).
+    int drawnNodeCount() const { return static_cast<int>(nodeItems_.size()); }
+    /// The box of node i, and the edge from its parent to it (nullptr for the root).
+    QGraphicsPathItem* nodeItem(int i) const;
+    QGraphicsPathItem* edgeItem(int i) const;
+    /// The bonus box (nullptr if no step is shown) and its text.
+    QGraphicsPathItem* bonusItem() const { return bonusItem_; }
+    QString bonusText() const;
+    /// "target -> piece" labels of the path nodes, by node index.
+    QString targetChoiceText(int node) const;
+
+    QGraphicsScene* scene() const { return scene_; }
+    ZoomableGraphicsView* graphicsView() const { return view_; }
+    /// The shown step's nodes: index, token id, piece, depth, parent, draft prob, target
+    /// choice id and piece, on path, state.
+    QStandardItemModel* nodesTable() const { return table_; }
+    /// Scales the view so the whole tree fits.
+    void fitTree();
+
+    QString exportName() const override { return QStringLiteral("ddtree_tree"); }
+    /// Writes ddtree_tree.{png,svg,pdf} and the nodes table as ddtree_nodes.{csv,json}.
+    QStringList exportAll(const QString& dir, QString* error) override;
+
+signals:
+    /// The shown tree step changed (budget 0 and step -1 when cleared).
+    void treeStepChanged(int budget, int step);
+
+private:
+    void rebuild();
+    void fillTable();
+    QString piece(std::int64_t id) const;
+
+    std::vector<TreeRunResult> runs_;
+    PieceFn pieceOf_;
+    int run_ = -1, step_ = -1;
+    int drawnRun_ = -2, drawnStep_ = -2;  ///< what rebuild() last drew
+    bool updating_ = false;
+    bool autoFit_ = true;  ///< refit on resize until the user zooms
+    std::vector<TreeNodeState> states_;
+    std::vector<QGraphicsPathItem*> nodeItems_, edgeItems_;
+    std::vector<QGraphicsSimpleTextItem*> targetLabels_;
+    QGraphicsPathItem* bonusItem_ = nullptr;
+    QGraphicsSimpleTextItem* bonusLabel_ = nullptr;
+
+    QComboBox* budgetCombo_;
+    QSpinBox* stepSpin_;
+    QLabel* stepInfo_;
+    QGraphicsScene* scene_;
+    ZoomableGraphicsView* view_;
+    QTableView* tableView_;
+    QStandardItemModel* table_;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,39 @@
+#pragma once
+// Torch-free, Qt-free helpers over DDTree steps (DFLASH.md section 5): which nodes the
+// target visited or rejected, the tree-verify attention mask, and which tree step covers a
+// position of the chain (DFlash) run.
+
+#include "draftscope/masks.h"
+#include "draftscope/run_types.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace draftscope {
+
+/// What the target's walk made of a tree node.
+enum class TreeNodeState {
+    Accepted,   ///< on the accepted path (the root included)
+    Rejected,   ///< child of an accepted node whose token is not the target's choice there
+    Unreached,  ///< below a rejected node: never compared with the target's choice
+};
+
+/// State of every node of `step` ([N+1], node 0 = root). A node is Accepted iff it is on
+/// step.acceptedPath, Rejected iff its parent is Accepted and it is not, else Unreached.
+std::vector<TreeNodeState> treeNodeStates(const TreeStep& step);
+
+/// The tree-verify attention mask of `step`: queries = the root and the N nodes in creation
+/// order, keys = (with `pastColumn`) one column standing for all past positions
+/// 0..start-1, then the same N+1 nodes. Node i sees node j iff j is i or an ancestor of i
+/// (DraftTree::visibility()); every node sees the past. Row and column positions are
+/// start + depth (the past column has position start - 1); labels are "root" and "n<i>"
+/// (the past column "past 0..<start-1>"). contextCols is 1 with the past column, else 0.
+MaskMatrix treeVerifyMask(const TreeStep& step, bool pastColumn);
+
+/// Index of the tree step of `run` in which absolute `position` was verified: the step
+/// with start <= position < start + acceptance length (the root and its accepted nodes).
+/// A position before the first step gives 0, one after the last step's committed tokens
+/// gives the last step; -1 if the run has no steps.
+int treeStepCovering(const TreeRunResult& run, std::int64_t position);
+
+}  // namespace draftscope
