@@ -11,6 +11,8 @@
 
 #include <QtTest>
 
+#include <algorithm>
+#include <functional>
 #include <random>
 
 using namespace draftscope;
@@ -196,6 +198,89 @@ private slots:
         // A random drafter is almost never right (acc = 0): every step rolls back and re-runs
         // the single committed token (the recurrent path on the restored state).
         QVERIFY(rollbacks > 0);
+    }
+
+    // DDTree on a hybrid target (docs/ENGINE.md, "DDTree on hybrid targets"): lossless, so
+    // the output equals greedy decoding. Budget 2100 > vocab 2048 drafts every token at
+    // depth 1, so every step accepts at least one drafted token and the cache adopts the
+    // Gated DeltaNet state of a non-root tree node.
+    void ddtreeEqualsGreedy_data() {
+        QTest::addColumn<int>("budget");
+        QTest::newRow("budget8") << 8;
+        QTest::newRow("budget2100") << 2100;
+    }
+    void ddtreeEqualsGreedy() {
+        QFETCH(int, budget);
+        QTemporaryDir tmp;
+        const auto drafterDir = tmp.path().toStdString() + "/drafter";
+        writeDrafter(drafterDir, 8, 11);
+        Engine e;
+        e.loadTarget(causalLm());
+        e.loadDrafter(drafterDir);
+        PromptSpec p;
+        p.kind = PromptSpec::Kind::Ids;
+        const auto ids = goldenTensors().readInt64("q35.input_ids");
+        p.ids.assign(ids.begin(), ids.begin() + 20);
+        RunSettings s;
+        s.maxNewTokens = 12;
+        s.ignoreEos = true;
+        const auto tree = e.runTree(p, s, budget);
+        QCOMPARE(tree.outputIds, e.greedy(p, 12, /*ignoreEos=*/true));
+        const int minLen = *std::min_element(tree.acceptanceLengths.begin(), tree.acceptanceLengths.end());
+        qInfo("budget %d: %zu steps, tau %.3f, shortest path %d", budget, tree.acceptanceLengths.size(), tree.tau, minLen);
+        if (budget > 2048) QVERIFY2(minLen >= 2, "every depth-1 token is drafted, so every step accepts one");
+    }
+
+    // Each tree node's target choice equals the target's argmax after a plain causal verify
+    // of the node's root-to-node path on the committed prefix.
+    void treeChoicesMatchSequentialVerify() {
+        QTemporaryDir tmp;
+        const auto drafterDir = tmp.path().toStdString() + "/drafter";
+        writeDrafter(drafterDir, 6, 5);
+        Engine e;
+        e.loadTarget(causalLm());
+        e.loadDrafter(drafterDir);
+        PromptSpec p;
+        p.kind = PromptSpec::Kind::Ids;
+        const auto ids = goldenTensors().readInt64("q35.input_ids");
+        p.ids.assign(ids.begin(), ids.begin() + 12);
+        RunSettings s;
+        s.maxNewTokens = 4;
+        s.ignoreEos = true;
+        const auto run = e.runTree(p, s, 2060);
+        int checked = 0, deep = 0;
+        for (std::size_t step = 0; step < std::min<std::size_t>(run.steps.size(), 2); ++step) {
+            const auto& st = run.steps[step];
+            // Deepest node of each depth's first occurrence, plus every node on the path.
+            std::vector<int> nodes(st.acceptedPath.begin(), st.acceptedPath.end());
+            std::vector<bool> seenDepth(16, false);
+            for (int i = 1; i < static_cast<int>(st.tokens.size()); ++i)
+                if (!seenDepth[static_cast<std::size_t>(st.depths[static_cast<std::size_t>(i)])]) {
+                    seenDepth[static_cast<std::size_t>(st.depths[static_cast<std::size_t>(i)])] = true;
+                    nodes.push_back(i);
+                }
+            for (int node : nodes) {
+                std::vector<std::int64_t> path;
+                for (int n = node; n >= 0; n = st.parents[static_cast<std::size_t>(n)])
+                    path.insert(path.begin(), st.tokens[static_cast<std::size_t>(n)]);
+                std::vector<std::int64_t> prefix(run.outputIds.begin(), run.outputIds.begin() + st.start);
+                const auto fw = e.forwardSteps({prefix, path});
+                const auto& last = fw[1];
+                const auto V = static_cast<std::size_t>(last.vocabSize);
+                const auto row = last.logits.begin() + static_cast<std::ptrdiff_t>((path.size() - 1) * V);
+                std::vector<float> logits(row, row + static_cast<std::ptrdiff_t>(V));
+                const auto best = std::max_element(logits.begin(), logits.end()) - logits.begin();
+                std::vector<float> sorted = logits;
+                std::nth_element(sorted.begin(), sorted.begin() + 1, sorted.end(), std::greater<float>());
+                if (sorted[0] - sorted[1] < 1e-3f) continue;  // a near tie could flip on rounding
+                QCOMPARE(st.targetChoice[static_cast<std::size_t>(node)], static_cast<std::int64_t>(best));
+                ++checked;
+                deep += st.depths[static_cast<std::size_t>(node)] >= 2;
+            }
+        }
+        qInfo("%d tree nodes checked against a sequential verify, %d at depth >= 2", checked, deep);
+        QVERIFY(checked >= 6);
+        QVERIFY(deep >= 2);
     }
 
     void linearLayersNeedQwen3_5Architecture() {

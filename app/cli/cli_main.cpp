@@ -2,6 +2,8 @@
 // Exit codes: 0 success, 1 bad input or failed work (message on stderr), 2 usage error,
 // 130 interrupted (Ctrl-C).
 
+#include "cli/cli_args.h"
+#include "cli/diagnose_command.h"
 #include "cli/run_report.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 using namespace draftscope;
+using namespace draftscope::cli;
 
 namespace {
 
@@ -30,62 +33,6 @@ extern "C" void onSigint(int) {
     if (g_cancel.exchange(true)) std::_Exit(130);
 }
 
-/// Prompt options shared by the subcommands.
-struct PromptArgs {
-    std::string text, file, ids;
-    bool chat = false, noThinking = false;
-
-    void add(CLI::App& cmd) {
-        auto* t = cmd.add_option("--prompt", text, "prompt text, tokenized as is (no chat template unless --chat)");
-        auto* f = cmd.add_option("--prompt-file", file, "read the prompt text from a file");
-        auto* i = cmd.add_option("--prompt-ids", ids, "comma-separated token ids, e.g. 1,2,3");
-        t->excludes(f)->excludes(i);
-        f->excludes(i);
-        cmd.add_flag("--chat", chat, "wrap the prompt as one user turn of the ChatML template");
-        cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block");
-    }
-
-    PromptSpec spec() const {
-        PromptSpec p;
-        p.chat = chat;
-        p.thinking = !noThinking;
-        if (!ids.empty()) {
-            p.kind = PromptSpec::Kind::Ids;
-            std::stringstream ss(ids);
-            std::string item;
-            while (std::getline(ss, item, ',')) {
-                try {
-                    std::size_t used = 0;
-                    p.ids.push_back(std::stoll(item, &used));
-                    if (used != item.size()) throw std::invalid_argument(item);
-                } catch (const std::exception&) {
-                    throw Error("--prompt-ids: '" + item + "' is not an integer token id");
-                }
-            }
-        } else if (!file.empty()) {
-            p.text = readFileToString(file);
-        } else if (!text.empty()) {
-            p.text = text;
-        } else {
-            throw Error("no prompt given: use --prompt TEXT, --prompt-file FILE or --prompt-ids 1,2,3 "
-                        "(an empty prompt has nothing to condition the target on)");
-        }
-        return p;
-    }
-};
-
-struct DeviceArgs {
-    LoadOptions load;
-    void add(CLI::App& cmd) {
-        cmd.add_option("--device", load.device, "cpu, cuda or cuda:N")->capture_default_str();
-        cmd.add_option("--dtype", load.dtype, "float32 or bfloat16")->capture_default_str();
-        cmd.add_option("--threads", load.threads, "CPU threads (0 = all cores)")->capture_default_str();
-    }
-};
-
-void writeJson(const std::string& path, const nlohmann::json& j) {
-    writeFileAtomically(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-}
 
 int runCommand(const std::string& targetDir, const std::string& drafterDir, const PromptArgs& prompt,
                const DeviceArgs& dev, RunSettings settings, const std::vector<int>& budgets,
@@ -214,6 +161,9 @@ int main(int argc, char** argv) {
     fwd->add_option("--out", outPath, "output .safetensors (float32 hidden_states [L+1,T,H], logits [T,V])")->required();
     fwdDev.add(*fwd);
 
+    DiagnoseCommand diagnose;
+    diagnose.add(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -224,6 +174,7 @@ int main(int argc, char** argv) {
     try {
         if (*run) return runCommand(targetDir, drafterDir, runPrompt, runDev, settings, budgets, jsonOut, quiet);
         if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
+        if (*diagnose.command) return diagnose.run(g_cancel);
     } catch (const Cancelled&) {
         std::cerr << "\ninterrupted\n";
         return 130;

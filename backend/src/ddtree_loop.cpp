@@ -37,10 +37,6 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
                         const std::atomic<bool>* cancel) {
     const auto& tc = target.config();
-    for (const auto& t : tc.layerTypes)
-        if (t != "full_attention")
-            throw Error("DDTree needs a target whose layers are all full attention; this target has '" + t +
-                        "' layers, whose recurrent state cannot follow a tree of drafts");
     const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
     const std::int64_t B = drafter.blockSize();
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
@@ -104,7 +100,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         for (int i = 0; i < N; ++i)
             for (int j = 0; j < N; ++j) acc[i][past + j] = vis[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] != 0;
         auto v = target.forward(at::tensor(tree.tokens, longOpts), targetCache,
-                                {featIdx, 0, at::tensor(positions, longOpts), visible});
+                                {featIdx, 0, at::tensor(positions, longOpts), visible, tree.parents});
         const auto choiceT = v.logits.argmax(-1).to(at::kCPU);
         TreeStep s;
         s.start = start;
@@ -136,7 +132,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         out.push_back(s.bonusToken);
         std::vector<std::int64_t> rows;
         for (int node : s.acceptedPath) rows.push_back(past + node);
-        targetCache.compact(past, rows);
+        targetCache.commitTreePath(past, rows, s.acceptedPath.back());
         const auto pathIdx = at::tensor(std::vector<std::int64_t>(s.acceptedPath.begin(), s.acceptedPath.end()), longOpts).to(dev);
         ctx = at::cat(v.hidden, -1).index_select(0, pathIdx);
         start += L;

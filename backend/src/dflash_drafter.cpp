@@ -136,7 +136,7 @@ at::Tensor DFlashDrafter::projectContext(const at::Tensor& features) const {
 }
 
 DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
-                                 bool keepAttention) const {
+                                 bool keepAttention, std::int64_t blockStart) const {
     const auto& c = config_.body;
     const auto dev = target_.device();
     const std::int64_t B = block.size(0);
@@ -145,7 +145,10 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     const auto Hq = c.numHeads, Hkv = c.numKvHeads, D = c.headDim;
     const double scale = 1.0 / std::sqrt(static_cast<double>(D));
 
-    const auto positions = at::arange(past, past + C + B, at::TensorOptions().dtype(at::kLong).device(dev));
+    const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
+    const auto positions = blockStart < 0 ? at::arange(past, past + C + B, longOpts)
+                                          : at::cat({at::arange(past, past + C, longOpts),
+                                                     at::arange(blockStart, blockStart + B, longOpts)});
     const auto [cos, sin] = rotary_.cosSin(positions, target_.dtype());
     const auto qCos = cos.narrow(0, C, B), qSin = sin.narrow(0, C, B);
 

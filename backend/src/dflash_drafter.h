@@ -47,8 +47,10 @@ public:
     /// starts at absolute position cache.length() + C. Positions are contiguous from
     /// cache.length(). The cache keeps the context rows and drops the block rows.
     /// With `keepAttention`, DraftOutput::attention holds every layer's attention weights.
+    /// `blockStart` >= 0 places the block at that absolute position instead (diagnosis
+    /// probes that put the anchor's own feature into the context: DFLASH.md section 7).
     DraftOutput draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
-                      bool keepAttention = false) const;
+                      bool keepAttention = false, std::int64_t blockStart = -1) const;
 
     /// The tensors this architecture expects in a drafter checkpoint.
     static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth);

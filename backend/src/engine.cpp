@@ -10,6 +10,7 @@
 #include "draftscope/tokenizer.h"
 #include "target_model.h"
 #include "torch_compat.h"
+#include "training_checkpoint.h"
 #include "weight_loader.h"
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include <cmath>
 #include <limits>
 #include <filesystem>
+#include <optional>
 
 namespace draftscope {
 
@@ -189,14 +191,53 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
     });
 }
 
-ModelSummary Engine::loadDrafter(const std::string& dir) {
+ModelSummary Engine::loadDrafter(const std::string& path, const std::string& configPath) {
     return guarded("loading the drafter", [&]() {
         c10::InferenceMode guard;
         const auto& target = d_->requireTarget();
-        auto config = loadDrafterConfig(dir);
-        WeightLoader weights(dir);
-        auto drafter = std::make_unique<DFlashDrafter>(config, weights, target);
-        auto s = summarize(config.body, dir, drafter->weightReport(), drafter->parameterCount());
+        std::optional<StagedCheckpointDir> staged;
+        std::string dir = path, note;
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(path, ec)) {
+            const auto ck = readTrainingCheckpoint(path);
+            std::string cfg = configPath;
+            if (cfg.empty()) {
+                cfg = (std::filesystem::path(path).parent_path() / "config.json").string();
+                if (!std::filesystem::is_regular_file(cfg, ec))
+                    throw Error("the training checkpoint '" + path + "' needs its drafter config: there is no " + cfg +
+                                " beside it; give one with --drafter-config FILE");
+            }
+            staged.emplace(ck, cfg);
+            dir = staged->path();
+            note = "training checkpoint: state dict under '" + (ck.nestedUnder.empty() ? std::string("(top level)") : ck.nestedUnder) +
+                   "'" + (ck.strippedPrefix.empty() ? std::string() : ", prefix '" + ck.strippedPrefix + "' stripped") +
+                   ", config " + cfg;
+        } else if (!configPath.empty()) {
+            throw Error("--drafter-config applies to a .pt training checkpoint; '" + path + "' is a directory");
+        }
+        // Errors about the staged copy name the user's files instead.
+        auto rename = [&](const std::string& msg) {
+            if (!staged) return msg;
+            std::string out = msg;
+            const std::pair<std::string, std::string> subs[] = {{staged->path() + "/config.json", configPath.empty() ? (std::filesystem::path(path).parent_path() / "config.json").string() : configPath},
+                                                                {staged->path() + "/model.safetensors", path},
+                                                                {staged->path(), path}};
+            for (const auto& [from, to] : subs)
+                for (auto pos = out.find(from); pos != std::string::npos; pos = out.find(from, pos + to.size()))
+                    out.replace(pos, from.size(), to);
+            return out;
+        };
+        std::unique_ptr<DFlashDrafter> drafter;
+        DrafterConfig config;
+        try {
+            config = loadDrafterConfig(dir);
+            WeightLoader weights(dir);
+            drafter = std::make_unique<DFlashDrafter>(config, weights, target);
+        } catch (const Error& e) {
+            throw Error(rename(e.what()));
+        }
+        auto s = summarize(config.body, path, drafter->weightReport(), drafter->parameterCount());
+        s.source = note;
         s.blockSize = config.blockSize;
         s.maskTokenId = config.maskTokenId;
         s.targetLayerIds = config.targetLayerIds;
@@ -383,6 +424,52 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) 
                                        draftCache);
         r.draftHidden = toFloatVector(out.hidden);
         r.draftLogits = toFloatVector(out.logits);
+        return r;
+    });
+}
+
+TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>& sequence, std::int64_t promptLength,
+                                                int drafterIndex, bool anchorFeatureInContext,
+                                                const std::atomic<bool>* cancel) {
+    return guarded("the teacher-forced drafter probe", [&]() {
+        c10::InferenceMode guard;
+        const auto& drafter = d_->requireDrafter(drafterIndex);
+        const auto& target = *d_->target;
+        PromptSpec spec;
+        spec.kind = PromptSpec::Kind::Ids;
+        spec.ids = sequence;
+        const auto ids = encodePrompt(spec);  // validates ids against the vocabulary
+        TeacherForcedDrafts r;
+        r.sequence = sequence;
+        r.promptLength = promptLength;
+        r.blockSize = drafter.blockSize();
+        r.anchorFeatureInContext = anchorFeatureInContext;
+        const auto T = static_cast<std::int64_t>(ids.size()), B = r.blockSize;
+        if (promptLength < 1 || promptLength > T)
+            throw Error("teacher-forced probe: prompt length " + std::to_string(promptLength) + " outside 1.." +
+                        std::to_string(T));
+        if (T - B < promptLength)
+            throw Error("teacher-forced probe: a sequence of " + std::to_string(T) + " tokens after a prompt of " +
+                        std::to_string(promptLength) + " holds no full block of " + std::to_string(B));
+        const auto longOpts = at::TensorOptions().dtype(at::kLong);
+        auto cache = target.makeCache();
+        const auto fw = target.forward(at::tensor(ids, longOpts), cache, {drafter.featureIndices(), T, {}, {}});
+        const auto features = at::cat(fw.hidden, -1);  // [T, K*H]
+        auto draftCache = drafter.makeCache();
+        const auto mask = drafter.config().maskTokenId;
+        for (std::int64_t a = promptLength; a + B <= T; ++a) {
+            if (cancel && cancel->load()) throw Cancelled();
+            const std::int64_t ctxEnd = anchorFeatureInContext ? a + 1 : a;
+            const auto have = draftCache.length();
+            std::vector<std::int64_t> block(static_cast<std::size_t>(B), mask);
+            block[0] = ids[static_cast<std::size_t>(a)];
+            const auto out = drafter.draft(features.narrow(0, have, ctxEnd - have),
+                                           at::tensor(block, longOpts).to(target.device()), draftCache,
+                                           /*keepAttention=*/false, /*blockStart=*/a);
+            const auto d = out.logits.argmax(-1).to(at::kCPU).contiguous();
+            r.anchors.push_back(a);
+            r.drafts.emplace_back(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
+        }
         return r;
     });
 }

@@ -3,6 +3,7 @@
 #include "draftscope/errors.h"
 #include "weight_loader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -237,6 +238,100 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState& sta
     state.recurrent = newState;
 
     const auto normed = norm_(core.reshape({-1, dv_}), z.reshape({-1, dv_})).reshape({T, valueDim});
+    return out_(normed);
+}
+
+at::Tensor GatedDeltaNet::forwardTree(const at::Tensor& x, const std::vector<int>& parents,
+                                      const LinearAttentionState& committed, LinearAttentionState& perNode) const {
+    const auto N = x.size(0);
+    if (static_cast<std::int64_t>(parents.size()) != N)
+        throw Error("tree verification: " + std::to_string(parents.size()) + " parent indices for " +
+                    std::to_string(N) + " tree rows");
+    if (!committed.conv.defined() || !committed.recurrent.defined())
+        throw Error("tree verification on a Gated DeltaNet layer needs the state of a committed prefix: run the "
+                    "prompt first");
+    std::vector<int> depth(static_cast<std::size_t>(N), 0);
+    int maxDepth = 0;
+    for (std::int64_t i = 0; i < N; ++i) {
+        const int p = parents[static_cast<std::size_t>(i)];
+        if (p < -1 || p >= i)
+            throw Error("tree verification: row " + std::to_string(i) + " has parent " + std::to_string(p) +
+                        "; parents must precede their children (-1 = the committed prefix)");
+        depth[static_cast<std::size_t>(i)] = p < 0 ? 0 : depth[static_cast<std::size_t>(p)] + 1;
+        maxDepth = std::max(maxDepth, depth[static_cast<std::size_t>(i)]);
+    }
+    const auto keyDim = hk_ * dk_, valueDim = hv_ * dv_;
+    const auto convDim = 2 * keyDim + valueDim;
+    const auto dev = x.device();
+    const auto longOpts = at::TensorOptions().dtype(at::kLong);
+
+    const auto mixed = inQkv_(x).transpose(0, 1);  // [conv_dim, N]
+    const auto z = inZ_(x).reshape({N, hv_, dv_});
+    const auto b = inB_(x);
+    const auto a = inA_(x);
+
+    // Conv window of row i: the last `kernel` inputs along its path. Columns of `table`:
+    // [committed window (kernel) | tree rows (N)].
+    const auto table = at::cat({committed.conv.to(mixed.scalar_type()), mixed}, -1);
+    std::vector<std::int64_t> windowIdx(static_cast<std::size_t>(N * kernel_));
+    for (std::int64_t i = 0; i < N; ++i) {
+        std::int64_t node = i, fromPrefix = kernel_ - 1;
+        for (std::int64_t c = kernel_ - 1; c >= 0; --c) {
+            auto& slot = windowIdx[static_cast<std::size_t>(i * kernel_ + c)];
+            if (node >= 0) {
+                slot = kernel_ + node;
+                node = parents[static_cast<std::size_t>(node)];
+            } else {
+                slot = fromPrefix--;
+            }
+        }
+    }
+    const auto windows = table.index_select(1, at::tensor(windowIdx, longOpts).to(dev))
+                             .view({convDim, N, kernel_})
+                             .permute({1, 0, 2})
+                             .to(convWeight_.scalar_type())
+                             .contiguous();  // [N, conv_dim, kernel]
+    const std::vector<std::int64_t> one{1}, noPad{0};
+    const c10::optional<at::Tensor> noBias;
+    const auto conv = at::silu(at::conv1d(windows, convWeight_, noBias, at::IntArrayRef(one), at::IntArrayRef(noPad),
+                                          at::IntArrayRef(one), convDim))
+                          .squeeze(-1)
+                          .to(x.scalar_type());  // [N, conv_dim]
+    const auto q = conv.narrow(1, 0, keyDim).reshape({N, hk_, dk_});
+    const auto k = conv.narrow(1, keyDim, keyDim).reshape({N, hk_, dk_});
+    const auto v = conv.narrow(1, 2 * keyDim, valueDim).reshape({N, hv_, dv_});
+    const auto beta = at::sigmoid(b);
+    const auto g = -aLog_.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias_);
+
+    // Recurrent rule depth by depth: the n rows of one depth are one token whose heads are
+    // the n rows' heads, each starting from its parent's state.
+    auto states = at::empty({N, hv_, dk_, dv_}, committed.recurrent.options().dtype(at::kFloat));
+    auto core = at::empty({N, hv_, dv_}, x.options());
+    for (int d = 0; d <= maxDepth; ++d) {
+        std::vector<std::int64_t> rows;
+        for (std::int64_t i = 0; i < N; ++i)
+            if (depth[static_cast<std::size_t>(i)] == d) rows.push_back(i);
+        const auto n = static_cast<std::int64_t>(rows.size());
+        const auto rowIdx = at::tensor(rows, longOpts).to(dev);
+        at::Tensor initial;
+        if (d == 0) {
+            initial = committed.recurrent.to(at::kFloat).unsqueeze(0).expand({n, hv_, dk_, dv_});
+        } else {
+            std::vector<std::int64_t> parentRows;
+            for (auto i : rows) parentRows.push_back(parents[static_cast<std::size_t>(i)]);
+            initial = states.index_select(0, at::tensor(parentRows, longOpts).to(dev));
+        }
+        auto pick = [&](const at::Tensor& t) { return t.index_select(0, rowIdx); };
+        const auto [out, next] = recurrentGatedDeltaRule(
+            pick(q).reshape({1, n * hk_, dk_}), pick(k).reshape({1, n * hk_, dk_}), pick(v).reshape({1, n * hv_, dv_}),
+            pick(g).reshape({1, n * hv_}), pick(beta).reshape({1, n * hv_}), initial.reshape({n * hv_, dk_, dv_}));
+        states.index_copy_(0, rowIdx, next.reshape({n, hv_, dk_, dv_}));
+        core.index_copy_(0, rowIdx, out.reshape({n, hv_, dv_}).to(core.scalar_type()));
+    }
+    perNode.conv = windows;
+    perNode.recurrent = states;
+
+    const auto normed = norm_(core.reshape({-1, dv_}), z.reshape({-1, dv_})).reshape({N, valueDim});
     return out_(normed);
 }
 

@@ -63,6 +63,20 @@ public:
     /// verify block) the chunk rule from state.recurrent. Returns [T, H].
     at::Tensor forward(const at::Tensor& x, LinearAttentionState& state) const;
 
+    /// Tree verification (DDTree on a hybrid target): mixes the N tree rows x ([N, H],
+    /// input-normed) where row i continues the sequence of its parent row parents[i]
+    /// (-1: the committed prefix, whose state is `committed`; parents[i] < i). Each row gets
+    /// exactly what a causal forward of its root-to-row path would give it: its conv window
+    /// is the last `kernel` inputs along that path and its recurrent state comes from its
+    /// parent's, one token at a time (HF's recurrent rule; the rows of one depth run
+    /// together, stacked as heads). `committed` is not changed; `perNode` receives the state
+    /// after every row (conv [N, conv_dim, kernel], recurrent [N, Hv, Dk, Dv]) so the
+    /// accepted path's last row can be adopted (KVCache::commitTreePath). Throws Error if
+    /// `committed` is empty (no prefix has run) or parents are not a tree in creation order.
+    /// Returns [N, H]. Semantics: docs/ENGINE.md, "DDTree on hybrid targets".
+    at::Tensor forwardTree(const at::Tensor& x, const std::vector<int>& parents, const LinearAttentionState& committed,
+                           LinearAttentionState& perNode) const;
+
 private:
     Linear inQkv_, inZ_, inB_, inA_, out_;
     at::Tensor convWeight_;  ///< [conv_dim, 1, kernel]

@@ -152,6 +152,37 @@ void KVCache::crop(std::int64_t length) {
 void KVCache::clear() {
     length_ = 0;
     for (auto& s : linear_) s = {};
+    clearTreeStates();
+}
+
+void KVCache::clearTreeStates() {
+    for (auto& s : treeLinear_) s = {};
+}
+
+LinearAttentionState& KVCache::treeLinearState(std::size_t layer) {
+    if (layer >= treeLinear_.size())
+        throw Error("cache layer " + std::to_string(layer) + " out of range (" + std::to_string(treeLinear_.size()) +
+                    " layers)");
+    return treeLinear_[layer];
+}
+
+void KVCache::commitTreePath(std::int64_t prefix, const std::vector<std::int64_t>& rows, std::int64_t lastNode) {
+    if (prefix > length_) throw Error("KV cache compaction prefix beyond cache length");
+    std::vector<LinearAttentionState> adopted = linear_;
+    for (std::size_t l = 0; l < linear_.size(); ++l) {
+        if (!linear_[l].conv.defined() && !linear_[l].recurrent.defined()) continue;
+        const auto& tree = treeLinear_[l];
+        if (!tree.conv.defined() || !tree.recurrent.defined())
+            throw Error("cannot commit a tree path: layer " + std::to_string(l) +
+                        " holds Gated DeltaNet state but the last forward was not a tree verification");
+        if (lastNode < 0 || lastNode >= tree.conv.size(0))
+            throw Error("tree node " + std::to_string(lastNode) + " out of range (the last tree had " +
+                        std::to_string(tree.conv.size(0)) + " nodes)");
+        adopted[l] = {tree.conv[lastNode].contiguous(), tree.recurrent[lastNode].contiguous()};
+    }
+    compactRows(prefix, rows);
+    linear_ = std::move(adopted);
+    clearTreeStates();
 }
 
 LinearAttentionState& KVCache::linearState(std::size_t layer) {
@@ -176,13 +207,18 @@ void KVCache::restore(const Snapshot& s) {
                     " layers into a cache of " + std::to_string(linear_.size()) + " layers");
     length_ = s.length;
     linear_ = s.linear;
+    clearTreeStates();
 }
 
 void KVCache::compact(std::int64_t prefix, const std::vector<std::int64_t>& rows) {
     if (prefix > length_) throw Error("KV cache compaction prefix beyond cache length");
     if (hasLinearState())
-        throw Error("cannot compact the cache of a hybrid target to a tree path: Gated DeltaNet state "
-                    "is sequential (tree verification is not supported for hybrid targets)");
+        throw Error("cannot compact the cache of a hybrid target with compact(): its Gated DeltaNet state "
+                    "must follow the path too (use commitTreePath)");
+    compactRows(prefix, rows);
+}
+
+void KVCache::compactRows(std::int64_t prefix, const std::vector<std::int64_t>& rows) {
     if (!rows.empty()) {
         const auto idx = at::tensor(rows, at::TensorOptions().dtype(at::kLong));
         for (std::size_t l = 0; l < keys_.size(); ++l) {

@@ -89,7 +89,10 @@ struct LinearAttentionState {
 class KVCache {
 public:
     explicit KVCache(std::int64_t numLayers = 0)
-        : keys_(numLayers), values_(numLayers), linear_(static_cast<std::size_t>(numLayers)) {}
+        : keys_(numLayers),
+          values_(numLayers),
+          linear_(static_cast<std::size_t>(numLayers)),
+          treeLinear_(static_cast<std::size_t>(numLayers)) {}
     std::int64_t length() const { return length_; }
     /// Allocates room for `rows` rows at the first append() of each layer (the DFlash loop
     /// reserves prompt + max new + one block), so no step reallocates or copies the cache.
@@ -105,6 +108,13 @@ public:
     /// the new length is prefix + rows.size(). Used to compact to an accepted tree path.
     /// Throws Error if the cache holds linear-attention state.
     void compact(std::int64_t prefix, const std::vector<std::int64_t>& rows);
+    /// Tree verification on a hybrid target: keeps rows [0, prefix) and then `rows` (as
+    /// compact()), and makes each linear-attention layer's state the one after tree node
+    /// `lastNode` (a row index of the last tree forward), taken from treeLinearState().
+    /// On a target without linear-attention state this is compact(). Throws Error if the
+    /// cache holds linear-attention state but the last forward left no per-node states, or
+    /// lastNode is out of range.
+    void commitTreePath(std::int64_t prefix, const std::vector<std::int64_t>& rows, std::int64_t lastNode);
     /// Drops every row and every linear-attention state.
     void clear();
 
@@ -112,6 +122,12 @@ public:
     LinearAttentionState& linearState(std::size_t layer);
     /// True if some layer holds linear-attention state (a hybrid target has run on it).
     bool hasLinearState() const;
+    /// Per-node linear-attention states of `layer` left by the last tree forward: conv
+    /// [N, conv_dim, kernel], recurrent float32 [N, value heads, key dim, value dim], row i =
+    /// the state after the path root..node i. Undefined outside tree verification.
+    LinearAttentionState& treeLinearState(std::size_t layer);
+    /// Drops the per-node states of the last tree forward (every other forward does this).
+    void clearTreeStates();
 
     /// The committed length and every layer's linear-attention state (shared tensors, no
     /// copy: see LinearAttentionState). Keys/values need no copy: rows below the length are
@@ -127,7 +143,9 @@ public:
 
 private:
     std::vector<at::Tensor> keys_, values_;
+    void compactRows(std::int64_t prefix, const std::vector<std::int64_t>& rows);
     std::vector<LinearAttentionState> linear_;
+    std::vector<LinearAttentionState> treeLinear_;  ///< per layer, stacked per tree node
     std::int64_t length_ = 0;
     std::int64_t reserved_ = 0;
 };

@@ -92,6 +92,7 @@ nlohmann::json toJson(const ModelSummary& m) {
         {"ignored_tensors", m.ignoredTensors},
         {"warnings", m.warnings},
     };
+    if (!m.source.empty()) j["source"] = m.source;
     if (m.blockSize) {
         j["block_size"] = m.blockSize;
         j["mask_token_id"] = m.maskTokenId;
@@ -99,6 +100,37 @@ nlohmann::json toJson(const ModelSummary& m) {
         j["target_layer_ids_derived"] = m.targetLayerIdsDerived;
     }
     return j;
+}
+
+nlohmann::json toJson(const Finding& f) {
+    nlohmann::json evidence = nlohmann::json::object();
+    for (const auto& [name, value] : f.evidence) evidence[name] = value;
+    return {{"id", f.id}, {"severity", severityName(f.severity)}, {"message", f.message}, {"evidence", evidence}};
+}
+
+nlohmann::json toJson(const DiagnosisReport& r) {
+    nlohmann::json drafters = nlohmann::json::array();
+    for (const auto& d : r.drafters) {
+        nlohmann::json findings = nlohmann::json::array();
+        for (const auto& f : d.findings) findings.push_back(toJson(f));
+        nlohmann::json j = {{"rank", d.rank}, {"path", d.path}, {"loaded", d.loaded}, {"findings", findings}};
+        if (d.loaded) {
+            j["model"] = toJson(d.summary);
+            j["tau"] = d.tau;
+            j["prompt_taus"] = d.promptTaus;
+            j["probe"] = {{"tau", d.probeTau},
+                          {"tau_with_anchor_feature", d.probeTauAnchorFeature},
+                          {"same_position_match", d.samePositionMatch},
+                          {"next_position_match", d.nextPositionMatch},
+                          {"draft_repetition", d.draftRepetition},
+                          {"reference_repetition", d.referenceRepetition}};
+        }
+        drafters.push_back(j);
+    }
+    return {{"target", toJson(r.target)},
+            {"prompts", r.promptIds},
+            {"settings", {{"max_new_tokens", r.settings.maxNewTokens}, {"ignore_eos", true}}},
+            {"drafters", drafters}};
 }
 
 }  // namespace draftscope

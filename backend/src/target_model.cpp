@@ -137,9 +137,14 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
     const auto [cos, sin] = rotary_.cosSin(positions, dtype_);
 
     const bool hybrid = isQwen3_5(config_);
-    if (hybrid && req.visible)
-        throw Error("a custom attention mask (tree verification) is not supported for the hybrid target '" +
-                    config_.architecture + "': its Gated DeltaNet layers only run causally");
+    const bool tree = !req.treeParents.empty();
+    if (tree && static_cast<std::int64_t>(req.treeParents.size()) != T)
+        throw Error("tree verification: " + std::to_string(req.treeParents.size()) + " parent indices for " +
+                    std::to_string(T) + " rows");
+    if (hybrid && req.visible && !tree)
+        throw Error("a custom attention mask on the hybrid target '" + config_.architecture +
+                    "' needs the tree's parent rows: its Gated DeltaNet layers follow the tree, not the mask");
+    cache.clearTreeStates();
     if (hybrid && past > 0 && !cache.hasLinearState() && config_.isHybrid())
         throw Error("the cache holds " + std::to_string(past) + " tokens but no Gated DeltaNet state: it was not "
                     "filled by this hybrid target");
@@ -167,8 +172,14 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         const auto xn = layer.inputNorm(x);
         if (hybrid) {
             const auto li = static_cast<std::size_t>(l);
-            x = x + (layer.deltaNet ? layer.deltaNet->forward(xn, cache.linearState(li))
-                                    : layer.gatedAttention->forward(xn, cos, sin, cache, li, visible));
+            at::Tensor mixed;
+            if (layer.deltaNet && tree)
+                mixed = layer.deltaNet->forwardTree(xn, req.treeParents, cache.linearState(li), cache.treeLinearState(li));
+            else if (layer.deltaNet)
+                mixed = layer.deltaNet->forward(xn, cache.linearState(li));
+            else
+                mixed = layer.gatedAttention->forward(xn, cos, sin, cache, li, visible);
+            x = x + mixed;
             x = x + mlp(layer, layer.postNorm(x));
             if (l + 1 < L) keep(l + 1, x);
             continue;

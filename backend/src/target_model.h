@@ -30,9 +30,14 @@ struct TargetForwardRequest {
     /// Optional per-row absolute positions (int64 [T]); default start..start+T-1.
     std::optional<at::Tensor> positions;
     /// Optional visibility of the new rows over [cache rows | new rows]: bool [T, cache+T].
-    /// Default: causal (row i sees cache rows and new rows 0..i). Not allowed for hybrid
-    /// targets (their recurrent layers are strictly causal).
+    /// Default: causal (row i sees cache rows and new rows 0..i). Hybrid targets need
+    /// treeParents with it (their recurrent layers follow the tree, not the mask).
     std::optional<at::Tensor> visible;
+    /// Tree verification: parent row of each new row (-1 = the cached prefix), parents
+    /// before children. Required with `visible` on hybrid targets, whose Gated DeltaNet
+    /// layers then run GatedDeltaNet::forwardTree and leave per-node states in the cache
+    /// (KVCache::commitTreePath). Ignored by full-attention layers (the mask rules there).
+    std::vector<int> treeParents;
 };
 
 struct TargetForwardResult {

@@ -32,6 +32,7 @@ struct ModelSummary {
     std::vector<std::string> unexpectedTensors;  ///< in the checkpoint, not used
     std::vector<std::string> ignoredTensors;     ///< e.g. model.visual.*, mtp.*
     std::vector<std::string> warnings;
+    std::string source;  ///< how the weights were read when not a plain checkpoint directory
     // Drafters only:
     std::int64_t blockSize = 0;
     std::int64_t maskTokenId = -1;
@@ -52,8 +53,12 @@ public:
     /// tokenizer.json). Replaces the current target and unloads all drafters.
     ModelSummary loadTarget(const std::string& dir, const LoadOptions& options = {});
     /// Loads a DFlash drafter for the current target and appends it; its index is
-    /// drafterCount() - 1. Throws Error if no target is loaded or the drafter does not fit it.
-    ModelSummary loadDrafter(const std::string& dir);
+    /// drafterCount() - 1. `path` is a checkpoint directory (config.json + safetensors) or
+    /// a torch.save training checkpoint (.pt; see training_checkpoint.h for the nestings and
+    /// prefixes understood and what is refused) whose config is `configPath`, or else the
+    /// config.json beside it. Throws Error if no target is loaded, the config or weights
+    /// are missing or invalid, or the drafter does not fit the target.
+    ModelSummary loadDrafter(const std::string& path, const std::string& configPath = {});
     int drafterCount() const;
     bool hasTarget() const;
     const ModelSummary& targetSummary() const;
@@ -84,6 +89,14 @@ public:
     /// early at a stop token unless ignoreEos. The greedy DFlash output must equal this.
     std::vector<std::int64_t> greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
                                      const std::atomic<bool>* cancel = nullptr);
+    /// Teacher-forced drafts of drafter `drafterIndex` at every anchor a in
+    /// [promptLength, sequence.size() - B] (see TeacherForcedDrafts). One target forward
+    /// over `sequence`, then one drafter call per anchor on a growing draft cache. Throws
+    /// Error on ids outside the vocabulary, promptLength < 1, or a sequence too short for
+    /// one block; Cancelled if `cancel` becomes true.
+    TeacherForcedDrafts teacherForcedDrafts(const std::vector<std::int64_t>& sequence, std::int64_t promptLength,
+                                            int drafterIndex, bool anchorFeatureInContext,
+                                            const std::atomic<bool>* cancel = nullptr);
     /// Target forward over the prompt: every hidden state (HF convention) and all logits.
     ForwardResult forward(const PromptSpec& prompt);
     /// Runs successive chunks of token ids through one target cache, as successive HF

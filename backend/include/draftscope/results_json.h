@@ -2,6 +2,7 @@
 // JSON form of the engine's results (used by `draftscope-cli --json` and result files).
 // Field names are stable: output_ids, acceptance_lengths, tau, steps[...].
 
+#include "draftscope/diagnosis.h"
 #include "draftscope/engine.h"
 #include "draftscope/run_types.h"
 
@@ -21,5 +22,10 @@ nlohmann::json toJson(const RunResult& run);
 nlohmann::json toJson(const TreeRunResult& run);
 /// A loaded model's summary.
 nlohmann::json toJson(const ModelSummary& model);
+/// One diagnosis finding: id, severity ("info" | "warning" | "error"), message, evidence {name: number}.
+nlohmann::json toJson(const Finding& finding);
+/// `draftscope-cli diagnose --json`: target, prompts, settings, drafters[] in rank order
+/// with rank, path, loaded, model, tau, prompt_taus, probe {...}, findings[].
+nlohmann::json toJson(const DiagnosisReport& report);
 
 }  // namespace draftscope

@@ -128,6 +128,20 @@ struct TreeRunResult {
     RunTiming timing;
 };
 
+/// Teacher-forced drafts along a fixed token sequence (usually the target's greedy
+/// continuation): at every anchor position a the drafter sees the target features of
+/// positions [0, a) (or [0, a] with `anchorFeatureInContext`: the training bug "context
+/// sees the anchor's own feature", DFLASH.md section 7) and the block [sequence[a], MASK...]
+/// at positions a..a+B-1. Nothing is verified; drafts are compared with the sequence.
+struct TeacherForcedDrafts {
+    std::vector<std::int64_t> sequence;
+    std::int64_t promptLength = 0;
+    std::int64_t blockSize = 0;
+    bool anchorFeatureInContext = false;
+    std::vector<std::int64_t> anchors;             ///< anchor positions, promptLength..len-B
+    std::vector<std::vector<std::int64_t>> drafts; ///< [anchors][B-1]: draft for positions a+1..a+B-1
+};
+
 /// The drafter's attention weights for one verify step, recomputed from the run's committed
 /// tokens (the context at that step is every committed position before the anchor).
 struct DrafterAttention {

@@ -1,0 +1,79 @@
+#pragma once
+// Automatic bug-signature checks for DFlash drafters (DFLASH.md section 7): configuration
+// checks that need no forward pass, and acceptance patterns measured with the target.
+// Torch-free: uses the Engine's public API only.
+
+#include "draftscope/engine.h"
+#include "draftscope/run_types.h"
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace draftscope {
+
+enum class Severity { Info, Warning, Error };
+const char* severityName(Severity s);  ///< "info", "warning", "error"
+
+/// One thing a check found, with the numbers that support it.
+struct Finding {
+    std::string id;  ///< stable identifier, e.g. "label-shift" (docs/DIAGNOSE.md lists them)
+    Severity severity = Severity::Info;
+    std::string message;                                    ///< plain-language explanation
+    std::vector<std::pair<std::string, double>> evidence;  ///< named numbers, in order
+};
+
+/// Everything measured about one drafter.
+struct DrafterDiagnosis {
+    std::string path;
+    bool loaded = false;
+    ModelSummary summary;             ///< valid if loaded
+    double tau = 0;                   ///< macro mean over prompts of the chain loop's tau
+    std::vector<double> promptTaus;   ///< per prompt
+    /// Teacher-forced probe on the target's greedy continuations (TeacherForcedDrafts):
+    double probeTau = 0;              ///< mean 1 + leading matches, context [0, a)
+    double probeTauAnchorFeature = 0; ///< the same with the anchor's own feature in the context
+    std::vector<double> samePositionMatch;  ///< [B-1] P(draft j == token at block position j)
+    std::vector<double> nextPositionMatch;  ///< [B-1] P(draft j == token at block position j+1)
+    double draftRepetition = 0;       ///< fraction of blocks with one token 3 times in a row in the first 4 slots
+    double referenceRepetition = 0;   ///< the same over the target's own continuation
+    std::vector<Finding> findings;
+    int rank = 0;                     ///< 1 = highest tau; unloaded drafters rank last
+};
+
+struct DiagnoseSettings {
+    std::int64_t maxNewTokens = 96;  ///< per prompt, generated with ignore-eos
+};
+
+/// A named prompt for diagnosis.
+struct DiagnosePrompt {
+    std::string id;
+    PromptSpec spec;
+};
+
+struct DiagnosisReport {
+    ModelSummary target;
+    std::vector<std::string> promptIds;
+    DiagnoseSettings settings;
+    std::vector<DrafterDiagnosis> drafters;  ///< ordered by rank
+};
+
+/// Built-in prompts used when the user gives none: ten short Python openings and one prose
+/// line (the demo target is a code model); pooled over them the signatures are stable.
+std::vector<DiagnosePrompt> defaultDiagnosePrompts();
+
+/// Diagnoses each drafter (a directory or a .pt training checkpoint) against the target
+/// already loaded in `engine`: static checks of its config and checkpoint (fc width vs
+/// tapped layers, tapped ids vs target depth, mask token vs vocabulary and special
+/// tokens), then, if it loads, the chain loop on every prompt and the teacher-forced probe
+/// for the label-shift, context-leak and repetition signatures. A drafter that fails to
+/// load gets an error finding "load-failed" with the loader's message; diagnosis goes on.
+/// Drafters are ranked by tau. `progress(done, total)` counts prompt-drafter pairs.
+/// Throws Error if no target is loaded or `prompts` is empty; Cancelled on `cancel`.
+/// Thresholds and their calibration: docs/DIAGNOSE.md.
+DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>& drafterPaths,
+                                 const std::vector<DiagnosePrompt>& prompts, const DiagnoseSettings& settings,
+                                 const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
+
+}  // namespace draftscope
