@@ -1,9 +1,11 @@
-// draftscope-cli: run a target and a DFlash drafter on a prompt, or dump a target forward.
+// draftscope-cli: run a target and a DFlash drafter on a prompt, evaluate a prompt set into a
+// results file, or dump a target forward.
 // Exit codes: 0 success, 1 bad input or failed work (message on stderr), 2 usage error,
 // 130 interrupted (Ctrl-C).
 
 #include "cli/cli_args.h"
 #include "cli/diagnose_command.h"
+#include "cli/eval_command.h"
 #include "cli/run_report.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
@@ -163,6 +165,38 @@ int main(int argc, char** argv) {
 
     DiagnoseCommand diagnose;
     diagnose.add(app);
+    auto* eval = app.add_subcommand("eval", "run a prompt set (JSONL) and write one results file the GUI opens");
+    EvalArgs evalArgs;
+    std::string turns = "first";
+    bool evalNoThinking = false;
+    eval->add_option("--target", evalArgs.targetDir, "target model directory (HF layout)")->required();
+    eval->add_option("--drafter", evalArgs.drafterDirs, "DFlash drafter directory (repeatable: compare drafters)")
+        ->required()->take_all();
+    eval->add_option("--prompts", evalArgs.promptsPath,
+                     "prompt set, JSONL: {\"prompt\": TEXT} or {\"turns\": [...]} or {\"messages\": [...]}, optional id")
+        ->required();
+    eval->add_option("--out", evalArgs.outPath, "results file to write (e.g. results.dsresults)")->required();
+    eval->add_option("--json", evalArgs.jsonOut, "also write a JSON summary (macro_tau, per-prompt tau, rates, histogram)");
+    eval->add_option("--max-new", evalArgs.settings.run.maxNewTokens, "tokens to generate per prompt")
+        ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    eval->add_option("--limit", evalArgs.settings.limit, "use only the first N lines of the prompt set (0 = all)")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
+    eval->add_option("--ddtree-budget", evalArgs.settings.ddtreeBudgets,
+                     "also run DDTree with this many tree nodes per step (repeatable)")
+        ->check(CLI::Range(0, 1 << 16))->take_all();
+    eval->add_option("--turns", turns, "chat prompts: 'first' user turn only, or 'all' turns (each turn sees the model's "
+                                       "earlier answers, as the DFlash benchmark)")
+        ->capture_default_str()->check(CLI::IsMember({"first", "all"}));
+    eval->add_flag("--chat", evalArgs.settings.chatWrapRaw, "wrap raw 'prompt' texts as one ChatML user turn");
+    eval->add_flag("--no-thinking", evalNoThinking, "chat prompts: append Qwen3's empty <think></think> block");
+    eval->add_flag("--ignore-eos", evalArgs.settings.run.ignoreEos, "do not stop at end-of-sequence tokens");
+    eval->add_option("--temperature", evalArgs.settings.run.temperature, "0 = greedy; > 0 samples the target's tokens")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
+    eval->add_option("--seed", evalArgs.settings.run.seed, "seed of the target-token sampler")->capture_default_str();
+    eval->add_option("--top-k", evalArgs.settings.run.topK, "draft top-k recorded per position")
+        ->capture_default_str()->check(CLI::Range(1, 1000));
+    DeviceArgs evalDev;
+    evalDev.add(*eval);
 
     try {
         app.parse(argc, argv);
@@ -175,6 +209,14 @@ int main(int argc, char** argv) {
         if (*run) return runCommand(targetDir, drafterDir, runPrompt, runDev, settings, budgets, jsonOut, quiet);
         if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
         if (*diagnose.command) return diagnose.run(g_cancel);
+        if (*eval) {
+            evalArgs.load = evalDev.load;
+            evalArgs.settings.allTurns = turns == "all";
+            evalArgs.settings.thinking = !evalNoThinking;
+            evalArgs.settings.device = evalDev.load.device;
+            evalArgs.settings.dtype = evalDev.load.dtype;
+            return evalCommand(evalArgs, &g_cancel);
+        }
     } catch (const Cancelled&) {
         std::cerr << "\ninterrupted\n";
         return 130;

@@ -1,5 +1,9 @@
 #include "draftscope/results_json.h"
 
+#include "draftscope/errors.h"
+
+#include <limits>
+
 namespace draftscope {
 
 nlohmann::json toJson(const VerifyStep& s) {
@@ -131,6 +135,289 @@ nlohmann::json toJson(const DiagnosisReport& r) {
             {"prompts", r.promptIds},
             {"settings", {{"max_new_tokens", r.settings.maxNewTokens}, {"ignore_eos", true}}},
             {"drafters", drafters}};
+}
+
+}  // namespace draftscope
+
+// ---- JSON of the remaining types and the inverses ----
+
+namespace draftscope {
+
+nlohmann::json toJson(const HiddenStateStats& h) {
+    nlohmann::json series = nlohmann::json::array();
+    for (const auto& s : h.series)
+        series.push_back({{"name", s.name},
+                          {"layer_id", s.layerId},
+                          {"layer_type", s.layerType},
+                          {"rms", s.rms},
+                          {"mean", s.mean},
+                          {"std", s.std},
+                          {"max_abs", s.maxAbs},
+                          {"histogram_edges", s.histogramEdges},
+                          {"histogram_counts", s.histogramCounts},
+                          {"non_finite_count", s.nonFiniteCount},
+                          {"outlier_positions", s.outlierPositions}});
+    return {{"ids", h.ids}, {"series", series}};
+}
+
+nlohmann::json toJson(const PromptSpec& p) {
+    return {{"kind", p.kind == PromptSpec::Kind::Ids ? "ids" : "text"},
+            {"text", p.text},
+            {"ids", p.ids},
+            {"chat", p.chat},
+            {"thinking", p.thinking}};
+}
+
+namespace {
+
+using nlohmann::json;
+
+/// Typed field access with errors that name the path.
+struct Reader {
+    const json& j;
+    std::string where;
+
+    Reader(const json& value, std::string path) : j(value), where(std::move(path)) {
+        if (!j.is_object()) throw Error(where + ": expected an object, found " + j.type_name());
+    }
+    [[noreturn]] void bad(const std::string& key, const std::string& expected, const json& v) const {
+        throw Error(where + "." + key + ": expected " + expected + ", found " + v.type_name());
+    }
+    const json& at(const std::string& key) const {
+        const auto it = j.find(key);
+        if (it == j.end()) throw Error(where + ": missing field '" + key + "'");
+        return *it;
+    }
+    bool has(const std::string& key) const { return j.contains(key); }
+    static bool isInt(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
+    static double toReal(const json& v) {
+        return v.is_null() ? std::numeric_limits<double>::quiet_NaN() : v.get<double>();
+    }
+    static bool isReal(const json& v) { return v.is_number() || v.is_null(); }
+
+    std::int64_t integer(const std::string& key) const {
+        const auto& v = at(key);
+        if (!isInt(v)) bad(key, "an integer", v);
+        return v.get<std::int64_t>();
+    }
+    std::uint64_t unsignedInteger(const std::string& key) const {
+        const auto& v = at(key);
+        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0))
+            bad(key, "a non-negative integer", v);
+        return v.get<std::uint64_t>();
+    }
+    double real(const std::string& key) const {
+        const auto& v = at(key);
+        if (!isReal(v)) bad(key, "a number", v);
+        return toReal(v);
+    }
+    bool boolean(const std::string& key) const {
+        const auto& v = at(key);
+        if (!v.is_boolean()) bad(key, "true or false", v);
+        return v.get<bool>();
+    }
+    std::string string(const std::string& key) const {
+        const auto& v = at(key);
+        if (!v.is_string()) bad(key, "a string", v);
+        return v.get<std::string>();
+    }
+    const json& array(const std::string& key) const {
+        const auto& v = at(key);
+        if (!v.is_array()) bad(key, "an array", v);
+        return v;
+    }
+    template <class T>
+    static std::vector<T> intsOf(const json& a, const std::string& path) {
+        if (!a.is_array()) throw Error(path + ": expected an array of integers, found " + a.type_name());
+        std::vector<T> out;
+        out.reserve(a.size());
+        for (const auto& v : a) {
+            if (!isInt(v)) throw Error(path + ": expected an array of integers, found an element of type " + v.type_name());
+            out.push_back(static_cast<T>(v.get<std::int64_t>()));
+        }
+        return out;
+    }
+    template <class T>
+    static std::vector<T> realsOf(const json& a, const std::string& path) {
+        if (!a.is_array()) throw Error(path + ": expected an array of numbers, found " + a.type_name());
+        std::vector<T> out;
+        out.reserve(a.size());
+        for (const auto& v : a) {
+            if (!isReal(v)) throw Error(path + ": expected an array of numbers, found an element of type " + v.type_name());
+            out.push_back(static_cast<T>(toReal(v)));
+        }
+        return out;
+    }
+    template <class T>
+    std::vector<T> ints(const std::string& key) const { return intsOf<T>(at(key), where + "." + key); }
+    template <class T>
+    std::vector<T> reals(const std::string& key) const { return realsOf<T>(at(key), where + "." + key); }
+    std::vector<std::string> strings(const std::string& key) const {
+        std::vector<std::string> out;
+        for (const auto& v : array(key)) {
+            if (!v.is_string()) bad(key, "an array of strings with an element", v);
+            out.push_back(v.get<std::string>());
+        }
+        return out;
+    }
+    template <class T>
+    std::vector<std::vector<T>> intRows(const std::string& key) const {
+        std::vector<std::vector<T>> out;
+        const auto& a = array(key);
+        for (std::size_t i = 0; i < a.size(); ++i) out.push_back(intsOf<T>(a[i], item(key, i)));
+        return out;
+    }
+    template <class T>
+    std::vector<std::vector<T>> realRows(const std::string& key) const {
+        std::vector<std::vector<T>> out;
+        const auto& a = array(key);
+        for (std::size_t i = 0; i < a.size(); ++i) out.push_back(realsOf<T>(a[i], item(key, i)));
+        return out;
+    }
+    Reader object(const std::string& key) const { return Reader(at(key), where + "." + key); }
+    std::string item(const std::string& key, std::size_t i) const { return where + "." + key + "[" + std::to_string(i) + "]"; }
+};
+
+RunTiming timingFromJson(const Reader& r) {
+    RunTiming t;
+    const auto tm = r.object("timing_ms");
+    t.prefillMs = tm.real("prefill");
+    t.decodeMs = tm.real("decode");
+    t.totalMs = tm.real("total");
+    return t;
+}
+
+}  // namespace
+
+RunResult runResultFromJson(const json& j, const std::string& where) {
+    const Reader r(j, where);
+    RunResult run;
+    run.promptIds = r.ints<std::int64_t>("prompt_ids");
+    run.outputIds = r.ints<std::int64_t>("output_ids");
+    run.acceptanceLengths = r.ints<int>("acceptance_lengths");
+    run.tau = r.real("tau");
+    run.blockSize = r.integer("block_size");
+    run.perPositionAcceptance = r.reals<double>("per_position_acceptance");
+    run.acceptanceHistogram = r.ints<std::int64_t>("acceptance_histogram");
+    run.stoppedAtEos = r.boolean("stopped_at_eos");
+    const auto& steps = r.array("steps");
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Reader s(steps[i], r.item("steps", i));
+        VerifyStep v;
+        v.start = s.integer("start");
+        v.anchor = s.integer("anchor");
+        v.drafted = s.ints<std::int64_t>("drafted");
+        v.targetTokens = s.ints<std::int64_t>("target_tokens");
+        v.acceptedCount = static_cast<int>(s.integer("accepted_count"));
+        v.bonusToken = s.integer("bonus_token");
+        v.draftProb = s.reals<float>("draft_prob");
+        v.targetProbOfDraft = s.reals<float>("target_prob_of_draft");
+        v.targetProbOfTarget = s.reals<float>("target_prob_of_target");
+        v.targetRankInDraft = s.ints<int>("target_rank_in_draft_topk");
+        v.draftTopIds = s.intRows<std::int64_t>("draft_topk_ids");
+        v.draftTopProbs = s.realRows<float>("draft_topk_probs");
+        run.steps.push_back(std::move(v));
+    }
+    const auto st = r.object("settings");
+    run.settings.maxNewTokens = st.integer("max_new_tokens");
+    run.settings.ignoreEos = st.boolean("ignore_eos");
+    run.settings.temperature = st.real("temperature");
+    run.settings.seed = st.unsignedInteger("seed");
+    run.settings.topK = static_cast<int>(st.integer("top_k"));
+    run.settings.drafter = static_cast<int>(st.integer("drafter"));
+    run.device = st.string("device");
+    run.dtype = st.string("dtype");
+    run.timing = timingFromJson(r);
+    return run;
+}
+
+TreeRunResult treeRunResultFromJson(const json& j, const std::string& where) {
+    const Reader r(j, where);
+    TreeRunResult t;
+    t.budget = static_cast<int>(r.integer("budget"));
+    t.promptIds = r.ints<std::int64_t>("prompt_ids");
+    t.outputIds = r.ints<std::int64_t>("output_ids");
+    t.acceptanceLengths = r.ints<int>("acceptance_lengths");
+    t.tau = r.real("tau");
+    t.stoppedAtEos = r.boolean("stopped_at_eos");
+    const auto& steps = r.array("steps");
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        const Reader s(steps[i], r.item("steps", i));
+        TreeStep ts;
+        ts.start = s.integer("start");
+        ts.tokens = s.ints<std::int64_t>("tokens");
+        ts.depths = s.ints<int>("depths");
+        ts.parents = s.ints<int>("parents");
+        ts.drafterProbs = s.reals<float>("drafter_probs");
+        ts.targetChoice = s.ints<std::int64_t>("target_choice");
+        ts.acceptedPath = s.ints<int>("accepted_path");
+        ts.bonusToken = s.integer("bonus_token");
+        t.steps.push_back(std::move(ts));
+    }
+    t.timing = timingFromJson(r);
+    return t;
+}
+
+ModelSummary modelSummaryFromJson(const json& j, const std::string& where) {
+    const Reader r(j, where);
+    ModelSummary m;
+    m.directory = r.string("directory");
+    m.architecture = r.string("architecture");
+    m.numLayers = r.integer("num_layers");
+    m.hiddenSize = r.integer("hidden_size");
+    m.vocabSize = r.integer("vocab_size");
+    m.numHeads = r.integer("num_heads");
+    m.numKvHeads = r.integer("num_kv_heads");
+    m.headDim = r.integer("head_dim");
+    m.parameters = r.integer("parameters");
+    m.layerTypes = r.strings("layer_types");
+    m.unexpectedTensors = r.strings("unexpected_tensors");
+    m.ignoredTensors = r.strings("ignored_tensors");
+    m.warnings = r.strings("warnings");
+    if (r.has("block_size")) {
+        m.blockSize = r.integer("block_size");
+        m.maskTokenId = r.integer("mask_token_id");
+        m.targetLayerIds = r.ints<std::int64_t>("target_layer_ids");
+        m.targetLayerIdsDerived = r.boolean("target_layer_ids_derived");
+    }
+    return m;
+}
+
+HiddenStateStats hiddenStateStatsFromJson(const json& j, const std::string& where) {
+    const Reader r(j, where);
+    HiddenStateStats h;
+    h.ids = r.ints<std::int64_t>("ids");
+    const auto& series = r.array("series");
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        const Reader s(series[i], r.item("series", i));
+        HiddenSeriesStats x;
+        x.name = s.string("name");
+        x.layerId = s.integer("layer_id");
+        x.layerType = s.string("layer_type");
+        x.rms = s.reals<float>("rms");
+        x.mean = s.reals<float>("mean");
+        x.std = s.reals<float>("std");
+        x.maxAbs = s.reals<float>("max_abs");
+        x.histogramEdges = s.reals<double>("histogram_edges");
+        x.histogramCounts = s.ints<std::int64_t>("histogram_counts");
+        x.nonFiniteCount = s.integer("non_finite_count");
+        x.outlierPositions = s.ints<std::int64_t>("outlier_positions");
+        h.series.push_back(std::move(x));
+    }
+    return h;
+}
+
+PromptSpec promptSpecFromJson(const json& j, const std::string& where) {
+    const Reader r(j, where);
+    PromptSpec p;
+    const auto kind = r.string("kind");
+    if (kind != "text" && kind != "ids") throw Error(where + ".kind: expected \"text\" or \"ids\", found \"" + kind + "\"");
+    p.kind = kind == "ids" ? PromptSpec::Kind::Ids : PromptSpec::Kind::Text;
+    p.text = r.string("text");
+    p.ids = r.ints<std::int64_t>("ids");
+    p.chat = r.boolean("chat");
+    p.thinking = r.boolean("thinking");
+    return p;
 }
 
 }  // namespace draftscope

@@ -1,6 +1,7 @@
 #pragma once
-// JSON form of the engine's results (used by `draftscope-cli --json` and result files).
-// Field names are stable: output_ids, acceptance_lengths, tau, steps[...].
+// JSON form of the engine's results (used by `draftscope-cli --json` and results files),
+// and the inverse for reading results files back. Field names are stable: output_ids,
+// acceptance_lengths, tau, steps[...].
 
 #include "draftscope/diagnosis.h"
 #include "draftscope/engine.h"
@@ -27,5 +28,21 @@ nlohmann::json toJson(const Finding& finding);
 /// `draftscope-cli diagnose --json`: target, prompts, settings, drafters[] in rank order
 /// with rank, path, loaded, model, tau, prompt_taus, probe {...}, findings[].
 nlohmann::json toJson(const DiagnosisReport& report);
+/// Hidden-state statistics: ids, series[] (name, layer_id, layer_type, rms, mean, std,
+/// max_abs, histogram_edges, histogram_counts, non_finite_count, outlier_positions).
+nlohmann::json toJson(const HiddenStateStats& stats);
+/// A prompt: kind ("text" or "ids"), text, ids, chat, thinking.
+nlohmann::json toJson(const PromptSpec& prompt);
+
+// Inverses of the toJson functions above: read what toJson wrote. `where` names the value
+// in errors (e.g. "prompts[3].drafters[0].run"). Throw Error naming `where` and the field
+// for a missing field or a wrong type ("... .steps[2].drafted: expected an array of
+// integers, found string"). A JSON null where a float is expected reads as NaN (JSON has no
+// NaN). Derived fields (acceptance_length, definitions) are ignored.
+RunResult runResultFromJson(const nlohmann::json& j, const std::string& where);
+TreeRunResult treeRunResultFromJson(const nlohmann::json& j, const std::string& where);
+ModelSummary modelSummaryFromJson(const nlohmann::json& j, const std::string& where);
+HiddenStateStats hiddenStateStatsFromJson(const nlohmann::json& j, const std::string& where);
+PromptSpec promptSpecFromJson(const nlohmann::json& j, const std::string& where);
 
 }  // namespace draftscope

@@ -1,0 +1,99 @@
+#include "cli/eval_command.h"
+
+#include "cli/eval_report.h"
+#include "cli/progress_bar.h"
+#include "draftscope/errors.h"
+#include "draftscope/evaluation.h"
+#include "draftscope/prompt_set.h"
+#include "draftscope/safetensors.h"
+#include "draftscope/sha256.h"
+
+#include <filesystem>
+#include <iostream>
+#include <unistd.h>
+
+namespace draftscope {
+
+namespace {
+
+/// Fails before hours of work if the output cannot be written there.
+void checkWritable(const std::string& path, const char* option) {
+    namespace fs = std::filesystem;
+    const fs::path p(path);
+    if (fs::is_directory(p)) throw Error(std::string(option) + " '" + path + "' is a directory, expected a file name");
+    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+    if (!fs::is_directory(dir)) throw Error(std::string(option) + " '" + path + "': directory '" + dir.string() + "' does not exist");
+    if (::access(dir.c_str(), W_OK) != 0) throw Error(std::string(option) + " '" + path + "': directory '" + dir.string() + "' is not writable");
+}
+
+}  // namespace
+
+int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
+    // Bad input fails before the models load.
+    const auto entries = loadPromptSetFile(args.promptsPath);
+    checkWritable(args.outPath, "--out");
+    if (!args.jsonOut.empty()) checkWritable(args.jsonOut, "--json");
+    const std::size_t items = plannedItems(entries, args.settings);
+
+    Engine engine;
+    std::cerr << "loading target " << args.targetDir << " (" << args.load.device << ", " << args.load.dtype << ")\n";
+    engine.loadTarget(args.targetDir, args.load);
+    for (const auto& dir : args.drafterDirs) {
+        std::cerr << "loading drafter " << dir << "\n";
+        const auto d = engine.loadDrafter(dir);
+        for (const auto& w : d.warnings) std::cerr << "warning: drafter " << dir << ": " << w << "\n";
+    }
+    const int runsPerItem = static_cast<int>(args.drafterDirs.size()) * (1 + static_cast<int>(args.settings.ddtreeBudgets.size()));
+    std::cerr << "prompt set " << args.promptsPath << ": " << entries.size() << " line(s), running " << items
+              << " prompt(s)" << (args.settings.allTurns ? " (every turn)" : "") << ", " << runsPerItem
+              << " run(s) each, at most " << args.settings.run.maxNewTokens << " new tokens per run\n";
+
+    const bool tty = ::isatty(STDERR_FILENO);
+    ProgressBar bar(std::cerr, tty);
+    EvalCallbacks cb;
+    cb.progress = [&](const EvalProgress& p) {
+        const std::string label = std::to_string(p.item + 1) + "/" + std::to_string(p.items) + " " + p.id + "  run " +
+                                  std::to_string(std::min(p.run + 1, p.runsPerItem)) + "/" + std::to_string(p.runsPerItem);
+        bar.update(p.fraction(), label, p.run == 0 && p.tokensTotal == 0);
+    };
+    cb.itemDone = [&](const PromptResult& p, std::size_t index, std::size_t total) {
+        bar.clear();
+        printPromptLine(std::cout, args.settings.ddtreeBudgets, p, index, total);
+        std::cout << std::flush;
+    };
+
+    ResultsFile results = runEvaluation(engine, entries, args.settings, cb, cancel);
+    bar.clear();
+    results.producer = "draftscope-cli eval 0.1.0";
+    std::error_code ec;
+    const auto absPrompts = std::filesystem::absolute(args.promptsPath, ec);
+    results.promptSetPath = ec ? args.promptsPath : absPrompts.lexically_normal().string();
+    results.promptSetSha256 = sha256File(args.promptsPath);
+
+    writeResultsFile(args.outPath, results);
+    printEvalSummary(std::cout, results);
+    std::cout << std::flush;
+    std::cerr << "\nwrote " << args.outPath << " (" << results.prompts.size() << " prompt(s), "
+              << std::filesystem::file_size(args.outPath) / 1024 << " KiB; open it with: draftscope " << args.outPath
+              << ")\n";
+    if (!args.jsonOut.empty()) {
+        writeFileAtomically(args.jsonOut, evalSummaryJson(results, args.outPath)
+                                               .dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        std::cerr << "wrote " << args.jsonOut << "\n";
+    }
+    std::size_t failed = 0;
+    for (const auto& p : results.prompts) failed += !p.error.empty();
+    if (!results.complete) {
+        std::cerr << "interrupted: " << results.prompts.size() << " of " << items
+                  << " prompt(s) finished and are in the results file\n";
+        return 130;
+    }
+    if (failed) {
+        std::cerr << "error: " << failed << " of " << results.prompts.size()
+                  << " prompt(s) failed (their errors are in the results file and above)\n";
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace draftscope

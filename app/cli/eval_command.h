@@ -1,0 +1,30 @@
+#pragma once
+// `draftscope-cli eval`: a prompt set through one target and one or more drafters, written
+// to one results file (docs/RESULTS_FORMAT.md) and summarised on stdout.
+
+#include "draftscope/engine.h"
+#include "draftscope/results_file.h"
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+/// The command line of `eval`.
+struct EvalArgs {
+    std::string targetDir;
+    std::vector<std::string> drafterDirs;
+    std::string promptsPath;
+    std::string outPath;
+    std::string jsonOut;
+    LoadOptions load;
+    EvalSettings settings;
+};
+
+/// Runs the evaluation. Returns the exit code: 0 done, 1 some prompts failed (the results
+/// file is written anyway), 130 interrupted through `cancel` (the finished prompts are
+/// written). Throws Error on bad input (prompt set, models, output path) before any work.
+int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel);
+
+}  // namespace draftscope

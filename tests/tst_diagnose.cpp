@@ -1,0 +1,187 @@
+// diagnose: the three fixture drafters are told apart whatever their directory names, and
+// the configuration checks name the field at fault (DFLASH.md section 7, docs/DIAGNOSE.md).
+
+#include "draftscope/diagnosis.h"
+#include "draftscope/engine.h"
+#include "draftscope/errors.h"
+#include "draftscope/results_json.h"
+#include "test_support.h"
+
+#include <QProcess>
+#include <QtTest>
+
+using namespace draftscope;
+using namespace testsupport;
+
+namespace {
+
+const Finding* find(const DrafterDiagnosis& d, const std::string& id) {
+    for (const auto& f : d.findings)
+        if (f.id == id) return &f;
+    return nullptr;
+}
+
+bool hasSevere(const DrafterDiagnosis& d) {
+    for (const auto& f : d.findings)
+        if (f.severity != Severity::Info) return true;
+    return false;
+}
+
+const DrafterDiagnosis& byPath(const DiagnosisReport& r, const std::string& path) {
+    for (const auto& d : r.drafters)
+        if (d.path == path) return d;
+    throw std::runtime_error("no diagnosis for " + path);
+}
+
+std::vector<DiagnosePrompt> onePrompt() {
+    DiagnosePrompt p;
+    p.id = "fibonacci";
+    p.spec.text = "def fibonacci(n):\n";
+    return {p};
+}
+
+}  // namespace
+
+class TestDiagnose : public QObject {
+    Q_OBJECT
+private slots:
+    // The acceptance test: neutral names, shuffled order, default prompts.
+    void tellsTheFixtureDraftersApart() {
+        QTemporaryDir tmp;
+        const std::string base = tmp.path().toStdString();
+        const auto a = copyModel(drafterDir("drafter-label-shift"), base + "/drafter-a");
+        const auto b = copyModel(drafterDir("drafter-good"), base + "/drafter-b");
+        const auto c = copyModel(drafterDir("drafter-anchor-leak"), base + "/drafter-c");
+        Engine e;
+        e.loadTarget(demoTarget());
+        const auto r = diagnoseDrafters(e, {a, b, c}, defaultDiagnosePrompts(), DiagnoseSettings{});
+        QCOMPARE(r.drafters.size(), std::size_t(3));
+        for (const auto& d : r.drafters) {
+            qInfo("#%d %s tau %.3f probe %.3f / %.3f, first slot same %.3f next %.3f", d.rank, d.path.c_str(), d.tau,
+                  d.probeTau, d.probeTauAnchorFeature, d.samePositionMatch[0], d.nextPositionMatch[0]);
+            for (const auto& f : d.findings) qInfo("   %s %s", severityName(f.severity), f.id.c_str());
+        }
+        // Ranked: the good drafter first, with no warning or error.
+        QCOMPARE(r.drafters[0].path, b);
+        QCOMPARE(r.drafters[0].rank, 1);
+        QVERIFY(!hasSevere(r.drafters[0]));
+        QVERIFY(r.drafters[0].tau > 1.7);
+        // Label shift: named, as an error, and not mistaken for a context leak.
+        const auto& shift = byPath(r, a);
+        QVERIFY(find(shift, "label-shift"));
+        QCOMPARE(find(shift, "label-shift")->severity, Severity::Error);
+        QVERIFY(!find(shift, "context-leak"));
+        QVERIFY(shift.nextPositionMatch[0] > 1.5 * shift.samePositionMatch[0]);
+        // Context leak: named, and not mistaken for a label shift.
+        const auto& leak = byPath(r, c);
+        QVERIFY(find(leak, "context-leak"));
+        QCOMPARE(find(leak, "context-leak")->severity, Severity::Error);
+        QVERIFY(!find(leak, "label-shift"));
+        QVERIFY(leak.probeTauAnchorFeature > leak.probeTau + 0.3);
+        // The good drafter does not improve with the anchor's feature (it never saw it).
+        QVERIFY(r.drafters[0].probeTauAnchorFeature < r.drafters[0].probeTau + 0.1);
+        // JSON: stable ids, severities, evidence numbers.
+        const auto j = toJson(r);
+        QCOMPARE(j["drafters"][0]["rank"].get<int>(), 1);
+        bool sawShift = false;
+        for (const auto& d : j["drafters"])
+            for (const auto& f : d["findings"])
+                if (f["id"] == "label-shift") {
+                    sawShift = true;
+                    QCOMPARE(f["severity"].get<std::string>(), std::string("error"));
+                    QVERIFY(f["evidence"]["first_slot_next_position_match"].get<double>() > 0.1);
+                }
+        QVERIFY(sawShift);
+    }
+
+    // Configuration checks: each names the field and the numbers.
+    void tappedLayerBeyondTheTarget() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(demoDrafter(), tmp.path().toStdString() + "/d");
+        auto cfg = readJson(dir + "/config.json");
+        cfg["dflash_config"]["target_layer_ids"] = {1, 2, 6};  // the demo target has layers 0..5
+        writeJson(dir + "/config.json", cfg);
+        Engine e;
+        e.loadTarget(demoTarget());
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto& d = r.drafters[0];
+        QVERIFY(!d.loaded);
+        const auto* f = find(d, "tapped-layer-out-of-range");
+        QVERIFY(f);
+        QCOMPARE(f->severity, Severity::Error);
+        QVERIFY(f->message.find("[1, 2, 6]") != std::string::npos);
+        QCOMPARE(f->evidence[0].second, 6.0);
+        QCOMPARE(f->evidence[1].second, 6.0);
+        QVERIFY(find(d, "load-failed"));
+    }
+
+    void fcWidthAgainstTappedLayers() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(demoDrafter(), tmp.path().toStdString() + "/d");
+        auto cfg = readJson(dir + "/config.json");
+        cfg["dflash_config"]["target_layer_ids"] = {1, 4};  // fc.weight was trained on 3 layers
+        writeJson(dir + "/config.json", cfg);
+        Engine e;
+        e.loadTarget(demoTarget());
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto* f = find(r.drafters[0], "fc-width");
+        QVERIFY(f);
+        QCOMPARE(f->severity, Severity::Error);
+        QVERIFY(f->message.find("trained with 3 tapped layers") != std::string::npos);
+        QCOMPARE(f->evidence[0].second, 768.0);  // 3 x 256
+        QCOMPARE(f->evidence[1].second, 2.0);
+    }
+
+    void maskTokenIsEos() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(demoDrafter(), tmp.path().toStdString() + "/d");
+        auto cfg = readJson(dir + "/config.json");
+        cfg["dflash_config"]["mask_token_id"] = cfg["eos_token_id"];
+        writeJson(dir + "/config.json", cfg);
+        Engine e;
+        e.loadTarget(demoTarget());
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto* f = find(r.drafters[0], "mask-token-is-special");
+        QVERIFY(f);
+        QCOMPARE(f->severity, Severity::Warning);
+        QVERIFY(f->message.find("eos") != std::string::npos);
+        QVERIFY(r.drafters[0].loaded);
+    }
+
+    void maskTokenOutsideTheVocabulary() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(demoDrafter(), tmp.path().toStdString() + "/d");
+        auto cfg = readJson(dir + "/config.json");
+        cfg["dflash_config"]["mask_token_id"] = 5000;
+        writeJson(dir + "/config.json", cfg);
+        Engine e;
+        e.loadTarget(demoTarget());
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto* f = find(r.drafters[0], "mask-token-out-of-vocab");
+        QVERIFY(f);
+        QCOMPARE(f->evidence[0].second, 5000.0);
+        QCOMPARE(f->evidence[1].second, 2048.0);
+    }
+
+    // The CLI: exit code with --fail-on, JSON with findings.
+    void cliWritesJsonAndFailsOnErrors() {
+        QTemporaryDir tmp;
+        const QString json = tmp.path() + "/d.json";
+        QProcess p;
+        p.start(DRAFTSCOPE_CLI, {"diagnose", "--target", QString::fromStdString(demoTarget()), "--drafter",
+                                 QString::fromStdString(drafterDir("drafter-anchor-leak")), "--prompt",
+                                 "def fibonacci(n):\n", "--max-new", "48", "--json", json, "--fail-on", "error"});
+        QVERIFY(p.waitForFinished(300000));
+        const auto out = QString::fromUtf8(p.readAllStandardOutput());
+        QVERIFY2(out.contains("#1 tau"), qPrintable(out));
+        const auto j = readJson(json.toStdString());
+        QCOMPARE(j["drafters"].size(), std::size_t(1));
+        QVERIFY(j["drafters"][0]["findings"].is_array());
+        bool error = false;
+        for (const auto& f : j["drafters"][0]["findings"]) error = error || f["severity"] == "error";
+        QCOMPARE(p.exitCode(), error ? 3 : 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDiagnose)
+#include "tst_diagnose.moc"
