@@ -4,7 +4,9 @@
 // 130 interrupted (Ctrl-C).
 
 #include "cli/cli_args.h"
+#include "cli/compare_command.h"
 #include "cli/diagnose_command.h"
+#include "cli/inspect_command.h"
 #include "cli/eval_command.h"
 #include "cli/run_report.h"
 #include "draftscope/engine.h"
@@ -36,7 +38,8 @@ extern "C" void onSigint(int) {
 }
 
 
-int runCommand(const std::string& targetDir, const std::string& drafterDir, const PromptArgs& prompt,
+int runCommand(const std::string& targetDir, const std::string& drafterDir, const std::string& drafterConfig,
+               const PromptArgs& prompt,
                const DeviceArgs& dev, RunSettings settings, const std::vector<int>& budgets,
                const std::string& jsonOut, bool quiet) {
     const auto spec = prompt.spec();  // bad prompt arguments fail before the models load
@@ -52,7 +55,8 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
         std::cerr << ")\n";
     }
     std::cerr << "loading drafter " << drafterDir << "\n";
-    const auto drafter = engine.loadDrafter(drafterDir);
+    const auto drafter = engine.loadDrafter(drafterDir, drafterConfig);
+    if (!drafter.source.empty()) std::cerr << "drafter: " << drafter.source << "\n";
     for (const auto& w : drafter.warnings) std::cerr << "warning: drafter: " << w << "\n";
     if (!drafter.unexpectedTensors.empty())
         std::cerr << "warning: drafter checkpoint has " << drafter.unexpectedTensors.size()
@@ -133,14 +137,15 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "draftscope 0.1.0");
 
     auto* run = app.add_subcommand("run", "run the DFlash verification loop on one prompt");
-    std::string targetDir, drafterDir, jsonOut;
+    std::string targetDir, drafterDir, drafterConfig, jsonOut;
     PromptArgs runPrompt;
     DeviceArgs runDev;
     RunSettings settings;
     std::vector<int> budgets;
     bool quiet = false;
     run->add_option("--target", targetDir, "target model directory (HF layout)")->required();
-    run->add_option("--drafter", drafterDir, "DFlash drafter directory")->required();
+    run->add_option("--drafter", drafterDir, "DFlash drafter directory or .pt training checkpoint")->required();
+    run->add_option("--drafter-config", drafterConfig, "config.json of a .pt drafter (default: the one beside it)");
     runPrompt.add(*run);
     run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
     run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
@@ -165,6 +170,12 @@ int main(int argc, char** argv) {
 
     DiagnoseCommand diagnose;
     diagnose.add(app);
+    InspectCommand inspect;
+    inspect.add(app);
+    CompareDraftersCommand compare;
+    compare.add(app);
+    CompareTargetsCommand compareTargets;
+    compareTargets.add(app);
     auto* eval = app.add_subcommand("eval", "run a prompt set (JSONL) and write one results file the GUI opens");
     EvalArgs evalArgs;
     std::string turns = "first";
@@ -206,9 +217,12 @@ int main(int argc, char** argv) {
     }
     std::signal(SIGINT, onSigint);
     try {
-        if (*run) return runCommand(targetDir, drafterDir, runPrompt, runDev, settings, budgets, jsonOut, quiet);
+        if (*run) return runCommand(targetDir, drafterDir, drafterConfig, runPrompt, runDev, settings, budgets, jsonOut, quiet);
         if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
         if (*diagnose.command) return diagnose.run(g_cancel);
+        if (*inspect.command) return inspect.run();
+        if (*compare.command) return compare.run(g_cancel);
+        if (*compareTargets.command) return compareTargets.run();
         if (*eval) {
             evalArgs.load = evalDev.load;
             evalArgs.settings.allTurns = turns == "all";

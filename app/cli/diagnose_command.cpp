@@ -1,6 +1,7 @@
 #include "cli/diagnose_command.h"
 
 #include "draftscope/diagnosis.h"
+#include "draftscope/prompt_set.h"
 #include "draftscope/results_json.h"
 
 #include <cstdio>
@@ -15,6 +16,7 @@ void DiagnoseCommand::add(CLI::App& app) {
     command->add_option("--drafter", drafters, "drafter directory or .pt training checkpoint (repeatable)")
         ->required()->take_all();
     prompt.add(*command);
+    command->add_option("--prompts", promptsFile, "JSONL prompt set (first turn of each entry); default: built-in prompts");
     command->add_option("--max-new", maxNew, "tokens generated per prompt")->capture_default_str()->check(CLI::Range(8, 4096));
     command->add_option("--json", jsonOut, "write the findings as JSON");
     command->add_option("--fail-on", failOn, "exit with 3 if a finding is at least this severe")
@@ -24,7 +26,9 @@ void DiagnoseCommand::add(CLI::App& app) {
 
 int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     std::vector<DiagnosePrompt> prompts;
-    if (prompt.text.empty() && prompt.file.empty() && prompt.ids.empty()) {
+    if (!promptsFile.empty()) {
+        for (const auto& e : loadPromptSetFile(promptsFile)) prompts.push_back({e.id, promptSpecForTurn(e, 0, {}, true)});
+    } else if (prompt.text.empty() && prompt.file.empty() && prompt.ids.empty()) {
         prompts = defaultDiagnosePrompts();
     } else {
         prompts.push_back({"prompt", prompt.spec()});

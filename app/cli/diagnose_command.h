@@ -12,7 +12,7 @@ namespace draftscope::cli {
 /// Options and execution of the diagnose subcommand.
 struct DiagnoseCommand {
     CLI::App* command = nullptr;
-    std::string targetDir, jsonOut;
+    std::string targetDir, jsonOut, promptsFile;
     std::vector<std::string> drafters;
     PromptArgs prompt;
     DeviceArgs device;

@@ -7,6 +7,7 @@
 #include "draftscope/safetensors.h"
 #include "attention_view.h"
 #include "block_agreement_view.h"
+#include "gui/inspector_dialog.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "hidden_stats_view.h"
@@ -251,6 +252,12 @@ void MainWindow::createMenus() {
     run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &AnalysisController::cancel);
     viewMenu_ = menuBar()->addMenu(tr("&View"));
     for (auto* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
+    auto* tools = menuBar()->addMenu(tr("&Tools"));
+    tools->addAction(tr("&Inspect checkpoint..."), this, [this] {
+        auto* dialog = new InspectorDialog(this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->show();
+    });
     auto* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About draftscope"), this, [this] {
         QMessageBox::about(this, tr("About draftscope"),
