@@ -16,6 +16,7 @@
 #include <QtTest>
 
 #include <cstring>
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -124,17 +125,20 @@ class TestTrainingCheckpoint : public QObject {
 private slots:
     void initTestCase() { QVERIFY(tmp_.isValid()); }
 
+    // trainer.pt holds the whole drafter; the other fixtures hold its RMSNorm weights (the
+    // twin's tensors whose names end in "norm.weight"; see tools/make_pt_fixtures.py).
     void fixturesEqualTheSafetensorsTwin_data() {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("nestedUnder");
         QTest::addColumn<QString>("strippedPrefix");
         QTest::addColumn<QStringList>("otherEntries");
         QTest::addColumn<bool>("float32");
+        QTest::addColumn<bool>("whole");
         QTest::newRow("trainer") << "trainer.pt" << "model" << "module._orig_mod."
-                                 << QStringList{"optimizer", "step", "epoch", "loss", "tag", "done", "extra"} << false;
-        QTest::newRow("state_dict") << "state_dict.pt" << "state_dict" << "_orig_mod." << QStringList{} << true;
-        QTest::newRow("draft_model") << "draft_model.pt" << "draft_model" << "module." << QStringList{"config"} << false;
-        QTest::newRow("flat") << "flat.pt" << "" << "" << QStringList{} << false;
+                                 << QStringList{"optimizer", "step", "epoch", "loss", "tag", "done", "extra"} << false << true;
+        QTest::newRow("state_dict") << "state_dict.pt" << "state_dict" << "_orig_mod." << QStringList{} << true << false;
+        QTest::newRow("draft_model") << "draft_model.pt" << "draft_model" << "module." << QStringList{"config"} << false << false;
+        QTest::newRow("flat") << "flat.pt" << "" << "" << QStringList{} << false << false;
     }
     void fixturesEqualTheSafetensorsTwin() {
         QFETCH(QString, file);
@@ -142,6 +146,7 @@ private slots:
         QFETCH(QString, strippedPrefix);
         QFETCH(QStringList, otherEntries);
         QFETCH(bool, float32);
+        QFETCH(bool, whole);
         const auto ck = readTrainingCheckpoint(pt(file.toStdString()));
         QCOMPARE(QString::fromStdString(ck.nestedUnder), nestedUnder);
         QCOMPARE(QString::fromStdString(ck.strippedPrefix), strippedPrefix);
@@ -150,21 +155,25 @@ private slots:
         QCOMPARE(others, otherEntries);
 
         const auto twin = SafetensorsFile::open(demoDrafter() + "/model.safetensors");
-        QCOMPARE(ck.tensors.size(), twin->tensors().size());
-        for (const auto& info : twin->tensors()) {
-            const auto it = ck.tensors.find(info.name);
-            QVERIFY2(it != ck.tensors.end(), info.name.c_str());
-            const auto& t = it->second;
+        std::vector<std::string> expected, got;
+        for (const auto& info : twin->tensors())
+            if (whole || QString::fromStdString(info.name).endsWith("norm.weight")) expected.push_back(info.name);
+        for (const auto& [name, t] : ck.tensors) got.push_back(name);
+        std::sort(expected.begin(), expected.end());
+        QCOMPARE(got, expected);
+        QVERIFY(expected.size() >= (whole ? 25u : 10u));
+        for (const auto& name : expected) {
+            const auto& t = ck.tensors.at(name);
             QVERIFY(t.is_contiguous());
-            QCOMPARE(t.sizes().vec(), info.shape);
-            auto ref = twinTensor(*twin, info.name);
+            QCOMPARE(t.sizes().vec(), twin->at(name).shape);
+            auto ref = twinTensor(*twin, name);
             if (float32) {
                 QVERIFY(t.scalar_type() == at::kFloat);
                 ref = ref.to(at::kFloat);
             } else {
                 QVERIFY(t.scalar_type() == ref.scalar_type());
             }
-            QVERIFY2(at::equal(t, ref), info.name.c_str());
+            QVERIFY2(at::equal(t, ref), name.c_str());
         }
     }
 
