@@ -3,14 +3,13 @@
 #include "draftscope/errors.h"
 #include "draftscope/safetensors.h"
 
-#include <torch/csrc/jit/serialization/pickle.h>
+#include "torch_pickle.h"
 
 #include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <optional>
 
 namespace draftscope {
 
@@ -21,48 +20,31 @@ namespace fs = std::filesystem;
 const char* const kNestingKeys[] = {"model", "state_dict", "module", "draft_model", "model_state_dict"};
 const char* const kWrapperPrefixes[] = {"module.", "_orig_mod."};
 
-std::string firstLine(const std::string& s) {
-    const auto nl = s.find('\n');
-    return nl == std::string::npos ? s : s.substr(0, nl);
-}
+using torchpickle::Value;
 
-std::string describe(const c10::IValue& v) {
-    if (v.isTensor()) return "tensor";
-    if (v.isGenericDict()) return "dict";
-    if (v.isList()) return "list";
-    if (v.isTuple()) return "tuple";
-    if (v.isString()) return "string";
-    if (v.isInt()) return "int";
-    if (v.isDouble()) return "float";
-    if (v.isBool()) return "bool";
-    if (v.isNone()) return "None";
-    return v.tagKind();
-}
+std::string describe(const Value& v) { return torchpickle::kindName(v.kind); }
 
-bool isStateDict(const c10::IValue& v) {
-    if (!v.isGenericDict()) return false;
-    const auto d = v.toGenericDict();
-    if (d.empty()) return false;
-    for (const auto& kv : d)
-        if (!kv.key().isString() || !kv.value().isTensor()) return false;
+bool isStateDict(const Value& v) {
+    if (!v.isDict() || v.c->entries.empty()) return false;
+    for (const auto& [k, val] : v.c->entries)
+        if (!k.isString() || !val.isTensor()) return false;
     return true;
 }
 
 /// Depth-first search for the state dict; `where` receives the key path.
-std::optional<c10::IValue> findStateDict(const c10::IValue& v, std::string& where, int depth) {
-    if (isStateDict(v)) return v;
-    if (!v.isGenericDict() || depth > 4) return std::nullopt;
-    const auto d = v.toGenericDict();
+const Value* findStateDict(const Value& v, std::string& where, int depth) {
+    if (isStateDict(v)) return &v;
+    if (!v.isDict() || depth > 4) return nullptr;
     for (const char* key : kNestingKeys) {
-        const auto it = d.find(c10::IValue(std::string(key)));
-        if (it == d.end()) continue;
-        std::string sub;
-        if (auto found = findStateDict(it->value(), sub, depth + 1)) {
-            where = sub.empty() ? key : std::string(key) + "." + sub;
+        const Value* sub = v.c->find(key);
+        if (!sub) continue;
+        std::string subWhere;
+        if (const Value* found = findStateDict(*sub, subWhere, depth + 1)) {
+            where = subWhere.empty() ? key : std::string(key) + "." + subWhere;
             return found;
         }
     }
-    return std::nullopt;
+    return nullptr;
 }
 
 }  // namespace
@@ -79,8 +61,6 @@ bool isTrainingCheckpointFile(const std::string& path) {
 TrainingCheckpoint readTrainingCheckpoint(const std::string& path) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) throw Error("training checkpoint not found (or not a regular file): '" + path + "'");
-    const auto size = fs::file_size(path, ec);
-    if (ec) throw Error("cannot read '" + path + "': " + ec.message());
     {
         std::ifstream in(path, std::ios::binary);
         char magic[4] = {};
@@ -92,34 +72,15 @@ TrainingCheckpoint readTrainingCheckpoint(const std::string& path) {
             throw Error("'" + path + "' is not a torch.save checkpoint (no zip archive signature); expected a .pt file "
                         "written by torch.save, or a directory with model.safetensors");
     }
-    std::vector<char> bytes(static_cast<std::size_t>(size));
-    {
-        std::ifstream in(path, std::ios::binary);
-        in.read(bytes.data(), static_cast<std::streamsize>(size));
-        if (static_cast<std::uintmax_t>(in.gcount()) != size) throw Error("cannot read all of '" + path + "'");
-    }
-    c10::IValue root;
-    try {
-        root = torch::jit::pickle_load(bytes);
-    } catch (const c10::Error& e) {
-        const std::string msg = firstLine(e.what_without_backtrace());
-        if (msg.find("nknown") != std::string::npos || msg.find("type") != std::string::npos)
-            throw Error("'" + path + "' holds Python objects other than tensors and containers, which draftscope "
-                        "refuses to load from an untrusted checkpoint (" + msg + "); save only the state dict, e.g. "
-                        "torch.save({'model': model.state_dict()}, path)");
-        throw Error("cannot read '" + path + "' as a torch.save checkpoint: " + msg);
-    } catch (const std::exception& e) {
-        throw Error("cannot read '" + path + "' as a torch.save checkpoint: " + firstLine(e.what()));
-    }
-    bytes.clear();
-    bytes.shrink_to_fit();
+    torchpickle::Archive archive(path);
+    const Value& root = archive.root();
 
     TrainingCheckpoint ck;
     ck.path = path;
-    if (root.isGenericDict())
-        for (const auto& kv : root.toGenericDict())
-            if (kv.key().isString()) ck.otherEntries.push_back(kv.key().toStringRef());
-    const auto sd = findStateDict(root, ck.nestedUnder, 0);
+    if (root.isDict())
+        for (const auto& [k, v] : root.c->entries)
+            if (k.isString()) ck.otherEntries.push_back(k.s);
+    const Value* sd = findStateDict(root, ck.nestedUnder, 0);
     if (!sd) {
         std::string keys;
         for (const auto& k : ck.otherEntries) keys += (keys.empty() ? "" : ", ") + k;
@@ -134,13 +95,13 @@ TrainingCheckpoint readTrainingCheckpoint(const std::string& path) {
         ck.otherEntries.clear();
     }
 
-    std::vector<std::pair<std::string, at::Tensor>> entries;
-    for (const auto& kv : sd->toGenericDict()) {
-        const auto t = kv.value().toTensor();
-        if (!(at::isFloatingType(t.scalar_type()) || at::isIntegralType(t.scalar_type(), /*includeBool=*/true)))
-            throw Error("state-dict entry '" + kv.key().toStringRef() + "' in '" + path + "' has unsupported dtype " +
-                        std::string(c10::toString(t.scalar_type())));
-        entries.emplace_back(kv.key().toStringRef(), t);
+    std::vector<std::pair<std::string, const Value*>> entries;
+    for (const auto& [k, v] : sd->c->entries) {
+        const auto dtype = archive.tensorInfo(v).dtype;
+        if (!(at::isFloatingType(dtype) || at::isIntegralType(dtype, /*includeBool=*/true)))
+            throw Error("state-dict entry '" + k.s + "' in '" + path + "' has unsupported dtype " +
+                        std::string(c10::toString(dtype)));
+        entries.emplace_back(k.s, &v);
     }
     // Strip wrapper prefixes that every key carries (DDP's module., torch.compile's _orig_mod.).
     for (bool stripped = true; stripped;) {
@@ -156,9 +117,20 @@ TrainingCheckpoint readTrainingCheckpoint(const std::string& path) {
         }
     }
     for (auto& e : entries) {
-        if (!ck.tensors.emplace(e.first, e.second.contiguous()).second)
+        if (ck.tensors.count(e.first))
             throw Error("state-dict key '" + e.first + "' appears twice in '" + path + "' after stripping '" +
                         ck.strippedPrefix + "'");
+        at::Tensor t = archive.tensor(*e.second);
+        try {
+            t = t.contiguous();
+        } catch (const c10::Error&) {
+            throw Error("cannot hold state-dict entry '" + e.first + "' of '" + path + "' in memory (" +
+                        std::to_string(t.numel()) + " elements)");
+        } catch (const std::bad_alloc&) {
+            throw Error("cannot hold state-dict entry '" + e.first + "' of '" + path + "' in memory (" +
+                        std::to_string(t.numel()) + " elements)");
+        }
+        ck.tensors.emplace(e.first, std::move(t));
     }
     return ck;
 }

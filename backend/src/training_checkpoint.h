@@ -1,7 +1,8 @@
 #pragma once
 // Training checkpoints written by torch.save (a zip archive holding a pickle and tensor
-// records), read with libtorch's restricted unpickler: only tensors, dicts, lists, tuples,
-// strings, numbers, booleans and None are accepted; any other Python class is refused.
+// records), read with libtorch's zip reader and draftscope's own strict unpickler
+// (torch_pickle.h): only tensors, dicts, lists, tuples, strings, bytes, numbers, booleans
+// and None are accepted; any other Python class is refused.
 
 #include <ATen/ATen.h>
 
