@@ -311,7 +311,7 @@ def main():
         return float("inf") if deadline is None else deadline - time.time()
 
     def save():
-        json.dump({k: v for k, v in res.items() if not k.startswith("_")}, open(a.out, "w"), indent=1)
+        json.dump({k: v for k, v in res.items() if not k.startswith("_")}, open(a.out, "w"), indent=1, default=str)
 
     import transformers
 
@@ -400,19 +400,25 @@ def main():
                 if r >= 3:
                     rerun.append((time.perf_counter() - t1) * 1e3)
             res["rerun_1_ms"] = statistics.median(rerun)
-            # Rollback check: snapshot, block, restore, next token == fresh prefill, next token.
+            try:
+                # Rollback check: snapshot, block, restore, next token == fresh prefill, next token.
+                restore(cache, copy_snapshot(before))
+                snap = snapshot(cache)
+                model(input_ids=vids[None], past_key_values=cache, use_cache=True)
+                restore(cache, snap)
+                l1 = model(input_ids=vids[None, :3], past_key_values=cache, use_cache=True).logits[0].float()
+                fresh = model(input_ids=prompt[None], use_cache=True, logits_to_keep=1).past_key_values
+                l2 = model(input_ids=vids[None, :3], past_key_values=fresh, use_cache=True).logits[0].float()
+                del fresh
+                res["rollback_check"] = {"max_abs_diff": (l1 - l2).abs().max().item(), "max_abs": l2.abs().max().item(),
+                                         "argmax_equal": bool((l1.argmax(-1) == l2.argmax(-1)).all().item())}
+                print(f"hf: rollback check {res['rollback_check']}", flush=True)
+            except Exception as e:  # noqa: BLE001  (recorded; the timings above stand)
+                import traceback
+                traceback.print_exc()
+                res["rollback_check"] = {"error": repr(e)[:500]}
             restore(cache, copy_snapshot(before))
-            snap = snapshot(cache)
-            model(input_ids=vids[None], past_key_values=cache, use_cache=True)
-            restore(cache, snap)
-            l1 = model(input_ids=vids[None, :3], past_key_values=cache, use_cache=True).logits[0].float()
-            fresh = model(input_ids=prompt[None], use_cache=True, logits_to_keep=1).past_key_values
-            l2 = model(input_ids=vids[None, :3], past_key_values=fresh, use_cache=True).logits[0].float()
-            del fresh
-            res["rollback_check"] = {"max_abs_diff": (l1 - l2).abs().max().item(), "max_abs": l2.abs().max().item(),
-                                     "argmax_equal": bool((l1.argmax(-1) == l2.argmax(-1)).all().item())}
-            print(f"hf: rollback check {res['rollback_check']}", flush=True)
-            del before, snap, l1, l2
+            del before
         else:
             def verify_step():
                 o = model(input_ids=vids[None], past_key_values=cache, use_cache=True, output_hidden_states=True)
