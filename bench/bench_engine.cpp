@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
     for (const char* k : {"--target", "--drafter", "--prompt-ids", "--out"})
         if (!a.count(k)) {
             std::cerr << "usage: draftscope-bench --target DIR --drafter DIR --prompt-ids FILE.json --out FILE.json\n"
-                         "       [--dump FILE.safetensors] [--new 256] [--reps 20] [--e2e-reps 3] [--exact 1]\n"
+                         "       [--dump FILE.safetensors] [--new 256] [--reps 20] [--e2e-reps 3] [--e2e-cold 1] [--exact 1]\n"
                          "       [--device cuda] [--dtype bfloat16] [--label NAME]\n";
             return 2;
         }
@@ -175,13 +175,51 @@ int main(int argc, char** argv) {
 
         // One verify block of B tokens on a cache holding the prompt.
         const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted.to(dev)});
+        // Hybrid targets: Gated DeltaNet state cannot be cropped; the loop keeps a snapshot
+        // (no copy) and restores it (docs/ENGINE.md, "Hybrid targets: state rollback").
+        const bool hybrid = target->isHybrid();
+        out["hybrid"] = hybrid;
+        const auto beforeVerify = tcache.snapshot();
         const auto verifyMs = timeIt(dev, 3, reps, [&] {
             const auto v = target->forward(verifyIds, tcache, {featIdx, 0, {}, {}});
             const auto feats = at::cat(v.hidden, -1);
             const auto post = v.logits.argmax(-1).to(at::kCPU);
-            tcache.crop(P);
+            if (hybrid)
+                tcache.restore(beforeVerify);
+            else
+                tcache.crop(P);
         });
         out["verify_ms"] = median(verifyMs);
+        if (hybrid) {
+            // What a rejected hybrid step adds: restore + the target on the committed token(s)
+            // (one token when nothing is accepted), no hidden states or logits.
+            const auto one = verifyIds.narrow(0, 0, 1);
+            const auto rerunMs = timeIt(dev, 3, reps, [&] {
+                tcache.restore(beforeVerify);
+                target->forward(one, tcache, {{}, 1, {}, {}});
+            });
+            tcache.restore(beforeVerify);
+            out["rerun_1_ms"] = median(rerunMs);
+        }
+        if (a.count("--out")) std::ofstream(a["--out"]) << out.dump(1) << "\n";  // partial: stages only
+        std::cout << a["--label"] << ": stages: prefill " << out["prefill_ms"].get<double>() << " ms, draft "
+                  << out["draft_ms"].get<double>() << " ms, verify " << out["verify_ms"].get<double>() << " ms"
+                  << (hybrid ? ", rerun 1 token " + std::to_string(out["rerun_1_ms"].get<double>()) + " ms" : std::string())
+                  << std::endl;
+
+        // The prompt's tapped hidden states and logits argmax for the numerical check (before
+        // the end-to-end runs, so a run cut by a time limit still leaves it).
+        if (a.count("--dump")) {
+            std::vector<std::int64_t> all;
+            KVCache c = target->makeCache();
+            const auto f = target->forward(promptT, c, {featIdx, 0, {}, {}});
+            SafetensorsWriter w;
+            for (std::size_t i = 0; i < featIdx.size(); ++i)
+                w.addFloat32("hidden." + std::to_string(featIdx[i] - 1), {P, f.hidden[i].size(1)}, toFloats(f.hidden[i]));
+            const auto am = f.logits.argmax(-1).to(at::kCPU).contiguous();
+            w.addInt64("logits_argmax", {P}, {am.data_ptr<std::int64_t>(), am.data_ptr<std::int64_t>() + P});
+            w.write(a["--dump"]);
+        }
 
         // The whole DFlash loop, as the CLI and the GUI run it (all per-step statistics).
         RunSettings s;
@@ -190,7 +228,7 @@ int main(int argc, char** argv) {
         s.temperature = 0;
         // The first full run is reported apart ("cold"): it meets every key length for the
         // first time (plan caches, e.g. cuDNN attention, would show here).
-        {
+        if (a.count("--e2e-cold") == 0 || a["--e2e-cold"] != "0") {
             compat::synchronize(dev);
             const auto t0 = Clock::now();
             runDFlash(*target, *drafter, ids, s, {}, {}, nullptr);
@@ -206,29 +244,20 @@ int main(int argc, char** argv) {
             compat::synchronize(dev);
             e2e.push_back(msSince(t0));
         }
-        out["e2e_ms"] = median(e2e);
-        out["e2e_all_ms"] = e2e;
-        out["e2e_prefill_ms"] = last.timing.prefillMs;
-        out["steps"] = last.acceptanceLengths.size();
-        out["tau"] = last.tau;
-        out["output_ids"] = std::vector<std::int64_t>(last.outputIds.begin() + P, last.outputIds.end());
-        out["peak_run_bytes"] = last.timing.peakDeviceBytes;
-
-        if (a.count("--dump")) {
-            std::vector<std::int64_t> all;
-            KVCache c = target->makeCache();
-            const auto f = target->forward(promptT, c, {featIdx, 0, {}, {}});
-            SafetensorsWriter w;
-            for (std::size_t i = 0; i < featIdx.size(); ++i)
-                w.addFloat32("hidden." + std::to_string(featIdx[i] - 1), {P, f.hidden[i].size(1)}, toFloats(f.hidden[i]));
-            const auto am = f.logits.argmax(-1).to(at::kCPU).contiguous();
-            w.addInt64("logits_argmax", {P}, {am.data_ptr<std::int64_t>(), am.data_ptr<std::int64_t>() + P});
-            w.write(a["--dump"]);
+        if (!e2e.empty()) {
+            out["e2e_ms"] = median(e2e);
+            out["e2e_all_ms"] = e2e;
+            out["e2e_prefill_ms"] = last.timing.prefillMs;
+            out["steps"] = last.acceptanceLengths.size();
+            out["tau"] = last.tau;
+            out["output_ids"] = std::vector<std::int64_t>(last.outputIds.begin() + P, last.outputIds.end());
+            out["peak_run_bytes"] = last.timing.peakDeviceBytes;
         }
+
         std::ofstream(a["--out"]) << out.dump(1) << "\n";
         std::cout << a["--label"] << ": load " << loadS << " s (" << out["load_gbps"].get<double>() << " GB/s), prefill "
                   << out["prefill_ms"].get<double>() << " ms, draft " << out["draft_ms"].get<double>() << " ms, verify "
-                  << out["verify_ms"].get<double>() << " ms, e2e " << out["e2e_ms"].get<double>() << " ms, steps "
+                  << out["verify_ms"].get<double>() << " ms, e2e " << out.value("e2e_ms", 0.0) << " ms, steps "
                   << last.acceptanceLengths.size() << "\n";
     } catch (const std::exception& e) {
         std::cerr << "draftscope-bench: " << e.what() << "\n";

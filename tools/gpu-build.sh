@@ -5,6 +5,7 @@
 #   (here)   mkdir -p .deb && (cd .deb && apt-get download nlohmann-json3-dev libcli11-dev \
 #              libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 pkgconf pkgconf-bin libpkgconf3)
 #   (there)  bash tools/gpu-build.sh [cmake -D options]   -> build-cuda/app/draftscope-cli
+#            (DRAFTSCOPE_BUILD_TARGET=name builds that target only, e.g. draftscope-bench)
 # Afterwards, source build-cuda/env.sh to get the library path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,6 +21,6 @@ export TORCH_CUDA_ARCH_LIST="9.0"
 cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DDRAFTSCOPE_BUILD_GUI=OFF -DDRAFTSCOPE_BUILD_TESTS=OFF "$@" \
   -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" -DCMAKE_PREFIX_PATH="$torch_prefix;$deps/usr" >build-cuda.log 2>&1 \
   || { tail -40 build-cuda.log; exit 1; }
-cmake --build build-cuda -j"$(nproc)" >>build-cuda.log 2>&1 || { grep -B2 -A12 -m3 "error" build-cuda.log; exit 1; }
+cmake --build build-cuda -j"$(nproc)" ${DRAFTSCOPE_BUILD_TARGET:+--target "$DRAFTSCOPE_BUILD_TARGET"} >>build-cuda.log 2>&1 || { grep -B2 -A12 -m3 "error" build-cuda.log; exit 1; }
 echo "export LD_LIBRARY_PATH=$lib:$(python3 -c 'import torch,os;print(os.path.join(os.path.dirname(torch.__file__),"lib"))'):\${LD_LIBRARY_PATH:-}" > build-cuda/env.sh
-echo "built build-cuda/app/draftscope-cli"
+echo "built build-cuda (${DRAFTSCOPE_BUILD_TARGET:-all targets})"
