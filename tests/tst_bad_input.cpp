@@ -10,6 +10,8 @@
 #include <QProcess>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 #include <cstring>
 #include <limits>
 
@@ -135,6 +137,45 @@ private slots:
         writeJson(d + "/config.json", j);
         Engine e;
         QVERIFY(errorOf([&] { e.loadTarget(d); }).contains("'FalconForCausalLM' is not supported"));
+    }
+
+    // Sizes far beyond any real model are refused before anything is allocated from them.
+    void absurdConfigSizesAreRefused() {
+        const std::pair<const char*, std::int64_t> cases[] = {
+            {"num_hidden_layers", 10000000}, {"head_dim", std::int64_t{1} << 30}, {"vocab_size", std::int64_t{1} << 40}};
+        for (const auto& [field, value] : cases) {
+            const auto d = copyModel(demoTarget(), dir(std::string("absurd-") + field));
+            auto j = readJson(d + "/config.json");
+            j[field] = value;
+            writeJson(d + "/config.json", j);
+            Engine e;
+            const auto msg = errorOf([&] { e.loadTarget(d); });
+            QVERIFY2(msg.contains(QString("field '%1' is %2, more than draftscope accepts").arg(field).arg(value)), qPrintable(msg));
+        }
+        const auto dd = copyModel(demoDrafter(), dir("absurd-block"));
+        auto j = readJson(dd + "/config.json");
+        j["block_size"] = 5000;
+        writeJson(dd + "/config.json", j);
+        Engine e;
+        e.loadTarget(demoTarget());
+        QVERIFY(errorOf([&] { e.loadDrafter(dd); }).contains("'block_size' is 5000, more than draftscope accepts (1024)"));
+    }
+
+    // A FIFO as config or weights would block a reader forever: refused without opening it.
+    void fifoInsteadOfAFileIsRefused() {
+        const auto d = copyModel(demoTarget(), dir("fifo"));
+        std::filesystem::remove(d + "/config.json");
+        QCOMPARE(::mkfifo((d + "/config.json").c_str(), 0600), 0);
+        Engine e;
+        QVERIFY(errorOf([&] { e.loadTarget(d); }).contains("is not a regular file"));
+        const auto w = copyModel(demoTarget(), dir("fifo-weights"));
+        std::filesystem::remove(w + "/model.safetensors");
+        QCOMPARE(::mkfifo((w + "/model.safetensors").c_str(), 0600), 0);
+        QVERIFY(errorOf([&] { e.loadTarget(w); }).contains("is not a regular file"));
+        const auto r = cli({"run", "--target", QString::fromStdString(demoTarget()), "--drafter",
+                            QString::fromStdString(demoDrafter()), "--prompt-file", "/dev/zero"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("not a regular file"), qPrintable(r.err));
     }
 
     void drafterFcWidthMismatch() {

@@ -62,7 +62,7 @@ struct DeviceArgs {
     void add(CLI::App& cmd) {
         cmd.add_option("--device", load.device, "cpu, cuda or cuda:N")->capture_default_str();
         cmd.add_option("--dtype", load.dtype, "float32 or bfloat16")->capture_default_str();
-        cmd.add_option("--threads", load.threads, "CPU threads (0 = all cores)")->capture_default_str();
+        cmd.add_option("--threads", load.threads, "CPU threads (0 = all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
     }
 };
 

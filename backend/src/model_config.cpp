@@ -8,6 +8,7 @@
 #include <cfenv>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 namespace draftscope {
 
@@ -103,7 +104,27 @@ private:
         const auto& v = j_[key];
         if (!v.is_number_integer() || v.get<std::int64_t>() <= 0)
             wrong(key, "a positive integer", v);
-        return v.get<std::int64_t>();
+        // Sizes far beyond any real model mean a corrupt or hostile config; refusing them
+        // here keeps allocations sized from the config bounded.
+        const auto value = v.get<std::int64_t>();
+        const auto limit = maximumOf(key);
+        if (value > limit)
+            throw Error("'" + path_ + "': field '" + name(key) + "' is " + std::to_string(value) +
+                        ", more than draftscope accepts (" + std::to_string(limit) + "); the config is probably corrupt");
+        return value;
+    }
+    static std::int64_t maximumOf(const char* key) {
+        static const std::map<std::string, std::int64_t> limits = {
+            {"num_hidden_layers", 1024},       {"num_attention_heads", 1024},   {"num_key_value_heads", 1024},
+            {"head_dim", 4096},                {"hidden_size", 1 << 17},        {"intermediate_size", 1 << 20},
+            {"vocab_size", 1 << 24},           {"max_position_embeddings", 1 << 24},
+            {"block_size", 1024},              {"linear_conv_kernel_dim", 64},  {"linear_num_key_heads", 1024},
+            {"linear_num_value_heads", 1024},  {"linear_key_head_dim", 4096},   {"linear_value_head_dim", 4096},
+            {"num_experts", 4096},             {"num_local_experts", 4096},     {"num_experts_per_tok", 4096},
+            {"moe_intermediate_size", 1 << 20}, {"shared_expert_intermediate_size", 1 << 20},
+            {"num_target_layers", 1024},       {"full_attention_interval", 1024}};
+        const auto it = limits.find(key);
+        return it == limits.end() ? (std::int64_t{1} << 30) : it->second;
     }
     const json& j_;
     std::string path_;

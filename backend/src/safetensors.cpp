@@ -131,6 +131,14 @@ std::string readFileToString(const std::string& path) {
     if (!std::filesystem::exists(path, ec)) throw Error("file not found: '" + path + "'");
     if (std::filesystem::is_directory(path, ec))
         throw Error("expected a file but found a directory: '" + path + "'");
+    // A FIFO or device would block the reader or never end: refuse before opening it.
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw Error("'" + path + "' is not a regular file (a FIFO, device or socket); give a file");
+    constexpr std::uintmax_t kMaxBytes = 256u << 20;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxBytes)
+        throw Error("'" + path + "' is " + std::to_string(size >> 20) + " MiB; draftscope reads configs, tokenizers and "
+                    "prompt files of at most 256 MiB");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot open '" + path + "': " + std::strerror(errno));
     std::ostringstream ss;
@@ -163,6 +171,8 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& 
     if (!std::filesystem::exists(path, ec)) throw Error("file not found: '" + path + "'");
     if (std::filesystem::is_directory(path, ec))
         throw Error("expected a .safetensors file but found a directory: '" + path + "'");
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw Error("'" + path + "' is not a regular file (a FIFO, device or socket); give a .safetensors file");
 
     std::shared_ptr<SafetensorsFile> f(new SafetensorsFile());
     f->path_ = path;
