@@ -108,6 +108,7 @@ void AttentionView::buildUi() {
     outer->addLayout(row);
     infoLabel_ = new QLabel(this);
     infoLabel_->setObjectName("infoLabel");
+    infoLabel_->setWordWrap(true);
     outer->addWidget(infoLabel_);
     errorLabel_ = new QLabel(this);
     errorLabel_->setObjectName("errorLabel");
@@ -200,6 +201,15 @@ void AttentionView::setAttention(const draftscope::DrafterAttention& attention, 
 }
 
 void AttentionView::clear() { setAttention({}, {}); }
+
+void AttentionView::setPlaceholder(const QString& reason) {
+    setAttention({}, {});
+    infoLabel_->setText(reason);
+    title_->setText(tr("Drafter attention unavailable: %1").arg(reason));
+    plot_->replot();
+}
+
+QString AttentionView::infoText() const { return infoLabel_->text(); }
 
 void AttentionView::setLayer(int l) { layerSpin_->setValue(l); }
 int AttentionView::layer() const { return layerSpin_->value(); }
