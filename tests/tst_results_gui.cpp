@@ -155,7 +155,8 @@ private slots:
             QSignalSpy attn(w.controller(), &AnalysisController::attentionReady);
             load->click();
             QVERIFY(attn.wait(60000));
-            QTRY_VERIFY(w.attentionView()->hasAttention());
+            QTRY_VERIFY2(w.attentionView()->hasAttention(),
+                          qPrintable(w.attentionView()->errorText() + " | " + w.attentionView()->infoText() + " | " + w.logText()));
             QCOMPARE(attn.last().at(0).toULongLong(), w.lastResult()->requestId);
             QVERIFY(w.lastResult()->requestId & kRecordedRequestBit);
         }
@@ -225,9 +226,13 @@ private slots:
         w.resultsPanel()->selectPrompt(1);
         QMimeData mime;
         mime.setUrls({QUrl::fromLocalFile(path_)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &enter);  // Qt delivers a drop to the widget that took the enter
+        QVERIFY(enter.isAccepted());
         QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
         QCoreApplication::sendEvent(&w, &drop);
-        QTRY_COMPARE_WITH_TIMEOUT(w.resultsPanel()->currentPrompt(), static_cast<int>(promptsByTau(file_, 0).front()), 20000);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.resultsPanel()->currentPrompt() == static_cast<int>(promptsByTau(file_, 0).front()),
+                                  qPrintable(w.logText().right(600)), 20000);
         QCOMPARE(w.resultsPath(), path_);
     }
 

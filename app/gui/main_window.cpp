@@ -85,7 +85,6 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     acc->raise();
     tabifyDockWidget(findChild<QDockWidget*>("outputDock"), logDock);
     findChild<QDockWidget*>("outputDock")->raise();
-    setupResults();
     createMenus();
     resize(1560, 960);
 
@@ -169,6 +168,8 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         // A prompt position belongs to no verify step: show it in the stats view only.
         statsView_->highlightPosition(position);
     });
+
+    setupResults();  // after the handlers above (its modelsLoaded handler must run after theirs)
 
     QSettings s;
     restoreGeometry(s.value("window/geometry").toByteArray());

@@ -35,6 +35,7 @@ void MainWindow::setupResults() {
     auto* ad = addDock(aggregate_, tr("Results: all prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
     tabifyDockWidget(findChild<QDockWidget*>("ddtreeSweepDock"), ad);
     findChild<QDockWidget*>("outputDock")->raise();
+    if (viewMenu_) viewMenu_->addActions({rd->toggleViewAction(), ad->toggleViewAction()});
 
     connect(resultsReader_, &ResultsReader::finished, this, &MainWindow::showResultsFile);
     connect(resultsPanel_, &ResultsPanel::promptSelected, this, &MainWindow::showRecordedPrompt);
@@ -46,15 +47,13 @@ void MainWindow::setupResults() {
         r.drafterDir = QString::fromStdString(results_->drafters[static_cast<std::size_t>(d)].summary.directory);
         loadModels(r);
     });
-    // Queued: runs after the window's own modelsLoaded handler, which clears the views.
-    connect(controller_, &AnalysisController::modelsLoaded, this,
-            [this](const ModelSummary& t, const ModelSummary& d) {
-                loadedTarget_ = canonicalDir(t.directory);
-                loadedDrafter_ = canonicalDir(d.directory);
-                if (results_ && (currentRequest_ & kRecordedRequestBit) && resultsPanel_->currentPrompt() >= 0)
-                    showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
-            },
-            Qt::QueuedConnection);
+    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d) {
+        loadedTarget_ = canonicalDir(t.directory);
+        loadedDrafter_ = canonicalDir(d.directory);
+        // Connected after the window's own modelsLoaded handler, which clears the views.
+        if (results_ && (currentRequest_ & kRecordedRequestBit) && resultsPanel_->currentPrompt() >= 0)
+            showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
+    });
     connect(controller_, &AnalysisController::analysisFinished, this, [this] { updateResultsTitle(); });
 }
 
