@@ -41,23 +41,25 @@ QVector<double> valuesOf(const Plottable* p) {
 
 ResultsAggregatePlots::ResultsAggregatePlots(QWidget* parent) : QWidget(parent), table_(new QStandardItemModel(this)) {
     setObjectName("ResultsAggregatePlots");
-    tau_ = makePlot("results_tau", tr("Per-prompt tau, sorted (worst first)"),
+    tau_ = makePlot("results_tau", tr("Per-prompt tau, sorted"),
                     tr("tau of every prompt (mean acceptance length, bonus token included), sorted ascending per "
                        "drafter; the dashed line is the drafter's macro tau (mean over prompts). Failed prompts and "
                        "runs without verify steps are left out."));
     tau_->xAxis->setLabel(tr("prompt rank (sorted by tau)"));
+    tau_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
     tau_->yAxis->setLabel(tr("tau"));
-    position_ = makePlot("results_position_acceptance", tr("Pooled per-position acceptance (all steps)"),
+    position_ = makePlot("results_position_acceptance", tr("Per-position acceptance (pooled)"),
                          tr("For block position j, the fraction of all verify steps of all prompts (pooled) whose "
                             "accepted prefix reaches j. Position 0 (the anchor) is 1 by definition and not drawn."));
     position_->xAxis->setLabel(tr("block position j"));
     position_->yAxis->setLabel(tr("fraction of steps reaching j"));
-    histogram_ = makePlot("results_acceptance_histogram", tr("Acceptance-length histogram (all steps)"),
+    histogram_ = makePlot("results_acceptance_histogram", tr("Acceptance lengths (pooled)"),
                           tr("Number of verify steps of all prompts (pooled) with acceptance length n (accepted "
                              "drafted tokens + the bonus token)."));
     histogram_->xAxis->setLabel(tr("acceptance length (accepted + bonus)"));
+    histogram_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignTop);
     histogram_->yAxis->setLabel(tr("verify steps"));
-    budget_ = makePlot("results_ddtree_budgets", tr("DDTree macro tau per budget (dashed: chain macro tau)"),
+    budget_ = makePlot("results_ddtree_budgets", tr("DDTree macro tau per budget"),
                        tr("Mean over prompts of the DDTree run's tau at each budget (log axis); the dashed line is "
                           "the chain (DFlash) macro tau of the same drafter. Both count the bonus token."));
     budget_->xAxis->setLabel(tr("DDTree budget (tree nodes per step)"));
@@ -142,7 +144,7 @@ void ResultsAggregatePlots::setResults(const ResultsFile& r) {
         }
         maxPrompts = std::max(maxPrompts, static_cast<int>(x.size()));
         auto* g = tau_->addGraph();
-        g->setName(tr("%1 (macro tau %2)").arg(label).arg(a.macroTau, 0, 'f', 3));
+        g->setName(tr("%1, macro %2").arg(label).arg(a.macroTau, 0, 'f', 3));
         g->setData(x, y, true);
         g->setPen(QPen(color, 1.2));
         g->setLineStyle(x.size() > 60 ? QCPGraph::lsLine : QCPGraph::lsNone);
@@ -217,7 +219,7 @@ void ResultsAggregatePlots::setResults(const ResultsFile& r) {
         }
     }
     tau_->xAxis->setRange(0.3, maxPrompts + 0.7);
-    tau_->yAxis->setRange(0, maxTau * 1.1);
+    tau_->yAxis->setRange(0, maxTau * (1.15 + 0.12 * nd));  // room for the legend above the points
     position_->xAxis->setRange(0.5, maxB - 0.5);
     position_->yAxis->setRange(0, 1.05);
     histogram_->xAxis->setRange(0.3, maxB + 0.7);

@@ -100,6 +100,7 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
     if (!r->complete) log(tr("results file %1 is incomplete: the evaluation was interrupted").arg(path));
     aggregate_->setResults(*r);
     findChild<QDockWidget*>("resultsDock")->raise();
+    resizeDocks({findChild<QDockWidget*>("resultsDock")}, {260}, Qt::Vertical);  // room for the table
     findChild<QDockWidget*>("resultsAggregateDock")->raise();
     resultsPanel_->setResults(r, path);  // selects the worst prompt: showRecordedPrompt follows
     if (resultsPanel_->currentPrompt() < 0) {
