@@ -205,7 +205,18 @@ void AttentionView::clear() { setAttention({}, {}); }
 void AttentionView::setPlaceholder(const QString& reason) {
     setAttention({}, {});
     infoLabel_->setText(reason);
-    title_->setText(tr("Drafter attention unavailable: %1").arg(reason));
+    // Wrapped so that exported figures show the whole reason.
+    QStringList lines{tr("Drafter attention unavailable:")};
+    QString line;
+    for (const QString& word : reason.split(' ', Qt::SkipEmptyParts)) {
+        if (!line.isEmpty() && line.size() + word.size() > 70) {
+            lines << line;
+            line.clear();
+        }
+        line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+    }
+    if (!line.isEmpty()) lines << line;
+    title_->setText(lines.join('\n'));
     plot_->replot();
 }
 
