@@ -108,6 +108,7 @@ void AttentionView::buildUi() {
     outer->addLayout(row);
     infoLabel_ = new QLabel(this);
     infoLabel_->setObjectName("infoLabel");
+    infoLabel_->setWordWrap(true);
     outer->addWidget(infoLabel_);
     errorLabel_ = new QLabel(this);
     errorLabel_->setObjectName("errorLabel");
@@ -200,6 +201,26 @@ void AttentionView::setAttention(const draftscope::DrafterAttention& attention, 
 }
 
 void AttentionView::clear() { setAttention({}, {}); }
+
+void AttentionView::setPlaceholder(const QString& reason) {
+    setAttention({}, {});
+    infoLabel_->setText(reason);
+    // Wrapped so that exported figures show the whole reason.
+    QStringList lines{tr("Drafter attention unavailable:")};
+    QString line;
+    for (const QString& word : reason.split(' ', Qt::SkipEmptyParts)) {
+        if (!line.isEmpty() && line.size() + word.size() > 70) {
+            lines << line;
+            line.clear();
+        }
+        line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+    }
+    if (!line.isEmpty()) lines << line;
+    title_->setText(lines.join('\n'));
+    plot_->replot();
+}
+
+QString AttentionView::infoText() const { return infoLabel_->text(); }
 
 void AttentionView::setLayer(int l) { layerSpin_->setValue(l); }
 int AttentionView::layer() const { return layerSpin_->value(); }

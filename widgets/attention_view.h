@@ -46,6 +46,11 @@ public:
     void setAttention(const draftscope::DrafterAttention& attention, const std::vector<QString>& tokenPieces);
     /// Shows nothing ("no attention recorded").
     void clear();
+    /// Shows nothing, with `reason` as the explanation (e.g. the models of a recorded run
+    /// are not on this machine); it is also the title of exported figures.
+    void setPlaceholder(const QString& reason);
+    /// The explanation shown above the plot (placeholder or "no attention recorded").
+    QString infoText() const;
     bool hasAttention() const { return attn_.numLayers > 0 && error_.isEmpty(); }
 
     void setLayer(int layer);

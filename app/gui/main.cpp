@@ -1,6 +1,9 @@
 // draftscope: the GUI workbench.
 //   draftscope                          open the window
 //   draftscope --demo                   open with the shipped demo pair and a sample prompt, and run it
+//   draftscope R.dsresults              open a results file (draftscope-cli eval --out) as a recorded run
+//   draftscope R.dsresults --export-figures DIR [--results-prompt ID] [--results-drafter N]
+//                                       write the recorded prompt's views and the cross-prompt plots, exit
 //   draftscope [--demo] [--ddtree-budget N]... --export-figures DIR [--target D --drafter D --prompt T]
 //                                       run, write every view as PNG/SVG/PDF (+ tables) to DIR, exit
 // Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
@@ -8,6 +11,7 @@
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
+#include "gui/results_panel.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -64,8 +68,28 @@ int main(int argc, char** argv) {
                                     "replaces the default budgets 4, 8, 16, 32; 0 = no tree runs).", "n");
     QCommandLineOption exportDir("export-figures", "Render every view to DIR as PNG, SVG and PDF (tables as CSV "
                                  "and JSON) without showing a window, then exit.", "dir");
-    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, dtype, ddtreeBudget, exportDir}) cli.addOption(o);
+    QCommandLineOption resultsPrompt("results-prompt", "With a results file: show (and export) the prompt with this id "
+                                     "(default: the worst by tau).", "id");
+    QCommandLineOption resultsDrafter("results-drafter", "With a results file: show drafter N (1-based, default 1).", "n", "1");
+    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, dtype, ddtreeBudget, exportDir,
+                          resultsPrompt, resultsDrafter})
+        cli.addOption(o);
+    cli.addPositionalArgument("results", "A results file written by draftscope-cli eval --out: opened as a recorded "
+                              "run, without models or a GPU.", "[R.dsresults]");
     cli.process(app);
+    const QStringList positional = cli.positionalArguments();
+    if (positional.size() > 1) {
+        std::fprintf(stderr, "error: give at most one results file, not %lld arguments\n",
+                     static_cast<long long>(positional.size()));
+        return 2;
+    }
+    const QString resultsPath = positional.isEmpty() ? QString() : positional.first();
+    bool okDrafter = false;
+    const int resultsDrafterIndex = cli.value(resultsDrafter).toInt(&okDrafter) - 1;
+    if (!okDrafter || resultsDrafterIndex < 0) {
+        std::fprintf(stderr, "error: --results-drafter must be a positive integer\n");
+        return 2;
+    }
 
     const QString res = resourcesDir();
     ModelRequest models;
@@ -126,9 +150,44 @@ int main(int argc, char** argv) {
     if (!models.targetDir.isEmpty()) window.modelPanel()->setTargetDir(models.targetDir);
     if (!models.drafterDir.isEmpty()) window.modelPanel()->setDrafterDir(models.drafterDir);
 
+    if (exporting && !resultsPath.isEmpty()) {
+        window.resize(1600, 1000);
+        QString err;
+        if (!window.openResultsFileNow(resultsPath, &err)) {
+            std::fprintf(stderr, "error: %s\n", qPrintable(err));
+            return 1;
+        }
+        const auto& r = *window.results();
+        if (resultsDrafterIndex >= static_cast<int>(r.drafters.size())) {
+            std::fprintf(stderr, "error: --results-drafter %d: '%s' has %lld drafter(s)\n", resultsDrafterIndex + 1,
+                         qPrintable(resultsPath), static_cast<long long>(r.drafters.size()));
+            return 2;
+        }
+        window.resultsPanel()->setCurrentDrafter(resultsDrafterIndex);
+        if (cli.isSet(resultsPrompt)) {
+            int found = -1;
+            for (std::size_t i = 0; i < r.prompts.size(); ++i)
+                if (QString::fromStdString(r.prompts[i].id) == cli.value(resultsPrompt)) found = static_cast<int>(i);
+            if (found < 0) {
+                std::fprintf(stderr, "error: --results-prompt: '%s' has no prompt '%s'\n", qPrintable(resultsPath),
+                             qPrintable(cli.value(resultsPrompt)));
+                return 2;
+            }
+            window.resultsPanel()->selectPrompt(found);
+        }
+        const auto written = window.exportAllFigures(cli.value(exportDir), &err);
+        if (!err.isEmpty()) {
+            std::fprintf(stderr, "error: %s\n", qPrintable(err));
+            return 1;
+        }
+        for (const auto& p : written) std::printf("%s\n", qPrintable(p));
+        std::printf("wrote %lld files to %s\n", static_cast<long long>(written.size()), qPrintable(cli.value(exportDir)));
+        return 0;
+    }
     if (exporting) {
         if (models.targetDir.isEmpty() || models.drafterDir.isEmpty() || promptText.isEmpty()) {
-            std::fprintf(stderr, "error: --export-figures needs --demo or --target, --drafter and --prompt/--prompt-file\n");
+            std::fprintf(stderr, "error: --export-figures needs a results file, --demo, or --target, --drafter and "
+                                 "--prompt/--prompt-file\n");
             return 2;
         }
         window.resize(1600, 1000);
@@ -148,7 +207,10 @@ int main(int argc, char** argv) {
     }
 
     window.show();
-    if (!models.targetDir.isEmpty() && !models.drafterDir.isEmpty()) {
+    if (!resultsPath.isEmpty()) {
+        // The recorded run replaces the demo run; models given on the command line are only filled in.
+        QTimer::singleShot(0, &window, [&window, resultsPath] { window.openResultsFile(resultsPath); });
+    } else if (!models.targetDir.isEmpty() && !models.drafterDir.isEmpty()) {
         QTimer::singleShot(0, &window, [&window, models, run = !promptText.isEmpty()] {
             window.loadModels(models);
             if (run) window.runAnalysis();

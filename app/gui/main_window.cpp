@@ -10,6 +10,8 @@
 #include "gui/inspector_dialog.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
+#include "gui/results_panel.h"
+#include "results_aggregate_plots.h"
 #include "hidden_stats_view.h"
 #include "mask_view.h"
 #include "output_strip_view.h"
@@ -168,6 +170,8 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         statsView_->highlightPosition(position);
     });
 
+    setupResults();  // after the handlers above (its modelsLoaded handler must run after theirs)
+
     QSettings s;
     restoreGeometry(s.value("window/geometry").toByteArray());
     if (!restoreState(s.value("window/state").toByteArray())) {
@@ -201,6 +205,7 @@ QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString
 
 void MainWindow::createMenus() {
     auto* file = menuBar()->addMenu(tr("&File"));
+    addResultsActions(file);
     file->addAction(tr("Open &target directory..."), this, [this] {
         const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"));
         if (!d.isEmpty()) modelPanel_->setTargetDir(d);
@@ -321,12 +326,12 @@ void MainWindow::showResult(const RunBundlePtr& b) {
     acceptance_->setRun(b->run);
     statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->run.promptIds.size())));
     log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
-            .arg(b->requestId).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
+            .arg(requestLabel(b->requestId)).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
             .arg(b->run.steps.size()).arg(b->run.tau, 0, 'f', 3).arg(b->run.timing.totalMs, 0, 'f', 0));
     QString trees;
     for (const auto& t : b->treeRuns) {
         log(tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")
-                .arg(b->requestId).arg(t.budget).arg(t.steps.size()).arg(t.tau, 0, 'f', 3).arg(t.timing.totalMs, 0, 'f', 0));
+                .arg(requestLabel(b->requestId)).arg(t.budget).arg(t.steps.size()).arg(t.tau, 0, 'f', 3).arg(t.timing.totalMs, 0, 'f', 0));
         trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
     }
     treeView_->setRuns(b->treeRuns, [b](std::int64_t id) { return b->pieceOf(id); });
@@ -352,12 +357,15 @@ void MainWindow::onSelection(int step, int position) {
     treeView_->showPosition(st.start);  // the tree step that verified this chain step's anchor
     if (step != attentionStep_) {  // the attention depends on the step only, not the position
         attentionStep_ = step;
-        controller_->requestAttention(last_, step);
+        if (const QString why = attentionUnavailableReason(); !why.isEmpty()) attentionView_->setPlaceholder(why);
+        else controller_->requestAttention(last_, step);
     }
 }
 
 QList<ExportableView*> MainWindow::exportableViews() const {
-    return {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_, treeView_, sweep_};
+    QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_, treeView_, sweep_};
+    if (results_) views << aggregate_ << resultsPanel_;  // a results file is open
+    return views;
 }
 
 QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {
@@ -413,6 +421,7 @@ void MainWindow::log(const QString& line) {
 
 void MainWindow::reportError(const QString& operation, const QString& message) {
     log(tr("error (%1): %2").arg(operation, message));
+    emit errorReported(operation, message);
     if (operation == "load") modelPanel_->setStatus(tr("Load failed: %1").arg(message));
     statusBar()->showMessage(tr("Error: %1").arg(message.section('\n', 0, 0)), 8000);
     // A DDTree failure (e.g. a hybrid target) leaves the chain run standing: no modal dialog.
@@ -443,6 +452,7 @@ void MainWindow::dropEvent(QDropEvent* e) {
     for (const auto& url : e->mimeData()->urls()) {
         const QString path = url.toLocalFile();
         if (QFileInfo(path).isDir()) openDirectory(path);
+        else if (path.endsWith(".dsresults", Qt::CaseInsensitive)) openResultsFile(path);
         else if (path.endsWith(".jsonl")) {
             try {
                 promptPanel_->loadPromptSet(path);
@@ -450,7 +460,7 @@ void MainWindow::dropEvent(QDropEvent* e) {
                 reportError("prompt set", QString::fromStdString(ex.what()));
             }
         } else {
-            reportError("open", tr("drop a model directory or a .jsonl prompt set, not '%1'").arg(path));
+            reportError("open", tr("drop a model directory, a .jsonl prompt set or a .dsresults results file, not '%1'").arg(path));
         }
     }
 }

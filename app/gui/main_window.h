@@ -3,6 +3,7 @@
 // log, menus, drag and drop of model directories, remembered layout.
 
 #include "gui/analysis_controller.h"
+#include "gui/recorded_results.h"
 
 #include <QMainWindow>
 
@@ -24,6 +25,8 @@ class MaskView;
 class ModelPanel;
 class OutputStripView;
 class PromptPanel;
+class ResultsAggregatePlots;
+class ResultsPanel;
 class StepSelection;
 
 class MainWindow : public QMainWindow {
@@ -57,10 +60,29 @@ public:
     /// Returns false and sets *error if any stage failed.
     bool loadAndRun(const ModelRequest& models, QString* error);
 
+    // Results files (draftscope-cli eval --out): recorded runs shown without models.
+    ResultsPanel* resultsPanel() const { return resultsPanel_; }
+    ResultsAggregatePlots* resultsAggregatePlots() const { return aggregate_; }
+    /// The open results file (null if none) and its path.
+    const ResultsFilePtr& results() const { return results_; }
+    QString resultsPath() const { return resultsPath_; }
+    /// Reads `path` on the calling thread and shows it; for --export-figures and tests.
+    /// Returns false and sets *error (the reader's message, also reported) on failure.
+    bool openResultsFileNow(const QString& path, QString* error);
+    /// Shows prompt `prompt` (index into results()->prompts) of the open file with drafter
+    /// `drafter` in every view, as a finished analysis.
+    void showRecordedPrompt(int prompt, int drafter);
+
 public slots:
+    /// Reads a results file off the GUI thread, then shows it (errors: message box + log).
+    void openResultsFile(const QString& path);
     void loadModels(const draftscope::ModelRequest& r);
     void runAnalysis();
     void openDirectory(const QString& dir);
+
+signals:
+    /// Every reported error (also logged, and shown in a message box with dialogs on).
+    void errorReported(const QString& operation, const QString& message);
 
 protected:
     void closeEvent(QCloseEvent* e) override;
@@ -73,6 +95,14 @@ private:
     QDockWidget* addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                          bool scrollable = false);
     void createMenus();
+    void setupResults();
+    void addResultsActions(QMenu* file);
+    void showResultsFile(const QString& path, const ResultsFilePtr& results, const QString& error);
+    /// Why attention cannot be recomputed for the shown run (empty: it can).
+    QString attentionUnavailableReason() const;
+    void updateResultsTitle();
+    /// "recorded #n" for recorded bundles, the number for live analyses.
+    QString requestLabel(quint64 id) const;
     void showResult(const RunBundlePtr& b);
     void clearResult();
     void onSelection(int step, int position);
@@ -99,6 +129,13 @@ private:
     ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads
     quint64 currentRequest_ = 0;  ///< id of the newest analysis asked for
     int attentionStep_ = -1;      ///< step whose attention was last requested for last_
+    ResultsPanel* resultsPanel_ = nullptr;
+    ResultsAggregatePlots* aggregate_ = nullptr;
+    ResultsReader* resultsReader_ = nullptr;
+    ResultsFilePtr results_;
+    QString resultsPath_;
+    quint64 recordedId_ = 0;        ///< counter of recorded bundles (ids | kRecordedRequestBit)
+    QString loadedTarget_, loadedDrafter_;  ///< canonical directories of the loaded models
 };
 
 }  // namespace draftscope

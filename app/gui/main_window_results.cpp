@@ -1,0 +1,179 @@
+// MainWindow: results files (draftscope-cli eval --out) shown as recorded runs. Kept apart
+// from main_window.cpp; the hooks there are setupResults(), addResultsActions(), the
+// attention guard in onSelection() and the drop handler.
+
+#include "gui/main_window.h"
+
+#include "attention_view.h"
+#include "gui/model_panel.h"
+#include "gui/results_panel.h"
+#include "results_aggregate_plots.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMenu>
+#include <QStatusBar>
+
+namespace draftscope {
+
+namespace {
+QString canonicalDir(const std::string& dir) {
+    const QFileInfo fi(QString::fromStdString(dir));
+    const QString c = fi.canonicalFilePath();
+    return c.isEmpty() ? fi.absoluteFilePath() : c;
+}
+}  // namespace
+
+void MainWindow::setupResults() {
+    resultsPanel_ = new ResultsPanel(this);
+    aggregate_ = new ResultsAggregatePlots(this);
+    resultsReader_ = new ResultsReader(this);
+    auto* rd = addDock(resultsPanel_, tr("Results"), "resultsDock", Qt::BottomDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget*>("logDock"), rd);
+    auto* ad = addDock(aggregate_, tr("Results: all prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
+    tabifyDockWidget(findChild<QDockWidget*>("ddtreeSweepDock"), ad);
+    findChild<QDockWidget*>("outputDock")->raise();
+    if (viewMenu_) viewMenu_->addActions({rd->toggleViewAction(), ad->toggleViewAction()});
+
+    connect(resultsReader_, &ResultsReader::finished, this, &MainWindow::showResultsFile);
+    connect(resultsPanel_, &ResultsPanel::promptSelected, this, &MainWindow::showRecordedPrompt);
+    connect(resultsPanel_, &ResultsPanel::loadModelsRequested, this, [this] {
+        if (!results_) return;
+        const int d = resultsPanel_->currentDrafter();
+        ModelRequest r = modelPanel_->request();  // keeps the chosen device and dtype
+        r.targetDir = QString::fromStdString(results_->target.summary.directory);
+        r.drafterDir = QString::fromStdString(results_->drafters[static_cast<std::size_t>(d)].summary.directory);
+        loadModels(r);
+    });
+    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d) {
+        loadedTarget_ = canonicalDir(t.directory);
+        loadedDrafter_ = canonicalDir(d.directory);
+        // Connected after the window's own modelsLoaded handler, which clears the views.
+        if (results_ && (currentRequest_ & kRecordedRequestBit) && resultsPanel_->currentPrompt() >= 0)
+            showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
+    });
+    connect(controller_, &AnalysisController::analysisFinished, this, [this] { updateResultsTitle(); });
+}
+
+void MainWindow::addResultsActions(QMenu* file) {
+    auto* open = file->addAction(tr("Open &Results..."), this, [this] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open results file"), {},
+                                                       tr("draftscope results (*.dsresults);;All files (*)"));
+        if (!p.isEmpty()) openResultsFile(p);
+    });
+    open->setShortcut(QKeySequence::Open);
+    open->setObjectName("openResultsAction");
+    open->setToolTip(tr("Open a results file written by draftscope-cli eval --out (no models or GPU needed)"));
+    file->addSeparator();
+}
+
+void MainWindow::openResultsFile(const QString& path) {
+    log(tr("reading results file %1").arg(path));
+    statusBar()->showMessage(tr("Reading %1 ...").arg(QFileInfo(path).fileName()));
+    resultsReader_->read(path);
+}
+
+bool MainWindow::openResultsFileNow(const QString& path, QString* error) {
+    QString err;
+    const ResultsFilePtr r = ResultsReader::readNow(path, &err);
+    showResultsFile(path, r, err);
+    if (!r && error) *error = err;
+    return r != nullptr;
+}
+
+void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, const QString& error) {
+    if (!r) {
+        // The previous file (if any) stays open; the window stays usable.
+        reportError("open results", error.isEmpty() ? tr("cannot read '%1'").arg(path) : error);
+        return;
+    }
+    results_ = r;
+    resultsPath_ = path;
+    QStringList names;
+    for (int d = 0; d < static_cast<int>(r->drafters.size()); ++d) names << recordedDrafterLabel(*r, d);
+    log(tr("opened results file %1: %2 prompts, target %3, drafters %4 (%5, %6)")
+            .arg(path).arg(r->prompts.size()).arg(QString::fromStdString(r->target.summary.directory), names.join(", "),
+                                                   QString::fromStdString(r->producer),
+                                                   QString::fromStdString(r->createdUtc)));
+    if (!r->complete) log(tr("results file %1 is incomplete: the evaluation was interrupted").arg(path));
+    aggregate_->setResults(*r);
+    findChild<QDockWidget*>("resultsDock")->raise();
+    resizeDocks({findChild<QDockWidget*>("resultsDock")}, {260}, Qt::Vertical);  // room for the table
+    findChild<QDockWidget*>("resultsAggregateDock")->raise();
+    resultsPanel_->setResults(r, path);  // selects the worst prompt: showRecordedPrompt follows
+    if (resultsPanel_->currentPrompt() < 0) {
+        clearResult();
+        attentionView_->setPlaceholder(tr("the results file holds no prompts"));
+    }
+    updateResultsTitle();
+}
+
+void MainWindow::showRecordedPrompt(int prompt, int drafter) {
+    if (!results_ || prompt < 0 || prompt >= static_cast<int>(results_->prompts.size())) return;
+    if (drafter < 0 || drafter >= static_cast<int>(results_->drafters.size())) return;
+    const auto& p = results_->prompts[static_cast<std::size_t>(prompt)];
+    resultsPanel_->setModelsAvailability(recordedModelsMissingReason(*results_, drafter));
+    const quint64 id = kRecordedRequestBit | ++recordedId_;
+    const QString file = QFileInfo(resultsPath_).fileName();
+    if (!p.error.empty()) {
+        currentRequest_ = id;
+        clearResult();
+        attentionView_->setPlaceholder(tr("prompt '%1' failed during the evaluation").arg(QString::fromStdString(p.id)));
+        statusBar()->showMessage(tr("Recorded run %1: prompt '%2' failed: %3")
+                                     .arg(file, QString::fromStdString(p.id), QString::fromStdString(p.error)));
+        updateResultsTitle();
+        return;
+    }
+    RunBundlePtr b;
+    try {
+        b = bundleFromResults(*results_, static_cast<std::size_t>(prompt), drafter, id);
+    } catch (const std::exception& e) {
+        reportError("open results", QString::fromStdString(e.what()));
+        return;
+    }
+    currentRequest_ = id;  // showResult ignores every other request from now on
+    showResult(b);
+    QString trees;
+    for (const auto& t : b->treeRuns) trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
+    statusBar()->showMessage(tr("Recorded run %1 (not live): prompt '%2', drafter %3: tau %4 over %5 verify steps%6")
+                                 .arg(file, QString::fromStdString(p.id), recordedDrafterLabel(*results_, drafter))
+                                 .arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()).arg(trees));
+    updateResultsTitle();
+}
+
+QString MainWindow::attentionUnavailableReason() const {
+    if (!last_ || !(last_->requestId & kRecordedRequestBit) || !results_) return {};
+    const int d = resultsPanel_->currentDrafter();
+    if (const QString missing = recordedModelsMissingReason(*results_, d); !missing.isEmpty()) return missing;
+    if (loadedTarget_ != canonicalDir(results_->target.summary.directory) ||
+        loadedDrafter_ != canonicalDir(results_->drafters[static_cast<std::size_t>(d)].summary.directory))
+        return tr("recorded run: its models are on this machine but not loaded; click 'Load recorded models' in the "
+                  "Results panel to recompute the drafter's attention");
+    return {};
+}
+
+QString MainWindow::requestLabel(quint64 id) const {
+    return (id & kRecordedRequestBit) ? tr("recorded #%1").arg(id & ~kRecordedRequestBit) : QString::number(id);
+}
+
+void MainWindow::updateResultsTitle() {
+    if (!results_) {
+        setWindowTitle(tr("draftscope"));
+        return;
+    }
+    const QString file = QFileInfo(resultsPath_).fileName();
+    if (!(currentRequest_ & kRecordedRequestBit)) {
+        setWindowTitle(tr("draftscope - live run (results file %1 open)").arg(file));
+        return;
+    }
+    QStringList names;
+    for (int d = 0; d < static_cast<int>(results_->drafters.size()); ++d) names << recordedDrafterLabel(*results_, d);
+    const auto& t = results_->target.summary;
+    setWindowTitle(tr("%1 - recorded run, not live - target %2 (%3), drafters %4 - draftscope")
+                       .arg(file, QFileInfo(QString::fromStdString(t.directory)).fileName(),
+                            QString::fromStdString(t.architecture), names.join(", ")));
+}
+
+}  // namespace draftscope

@@ -1,0 +1,282 @@
+// Results files in the GUI: a file written by `draftscope-cli eval --out` on the demo pair
+// (two drafters, one DDTree budget) opens without running anything; the Results table, the
+// per-prompt views, the cross-prompt plots and `draftscope R --export-figures` show the
+// file's numbers; bad files are reported with the reader's message and never crash.
+
+#include "acceptance_tree_view.h"
+#include "attention_view.h"
+#include "block_agreement_view.h"
+#include "budget_sweep_plot.h"
+#include "draftscope/results_file.h"
+#include "draftscope/results_summary.h"
+#include "gui/main_window.h"
+#include "gui/results_panel.h"
+#include "output_strip_view.h"
+#include "results_aggregate_plots.h"
+#include "step_selection.h"
+#include "test_support.h"
+
+#include <QMimeData>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSortFilterProxyModel>
+#include <QStandardItemModel>
+#include <QStatusBar>
+#include <QTableView>
+#include <QUrl>
+#include <QtTest>
+
+#include <fstream>
+
+using namespace draftscope;
+using namespace testsupport;
+
+class TestResultsGui : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp_;
+    QString path_;
+    ResultsFile file_;
+
+    QString writeSet() {
+        const QString set = tmp_.filePath("set.jsonl");
+        std::ofstream(set.toStdString()) << "{\"id\": \"fib\", \"prompt\": \"def fibonacci(n):\\n\"}\n"
+                                            "{\"id\": \"main\", \"prompt\": \"import os\\nimport sys\\n\\n\\ndef main(argv):\\n\"}\n"
+                                            "{\"id\": \"stack\", \"prompt\": \"class Stack:\\n    def __init__(self):\\n\"}\n";
+        return set;
+    }
+    /// The reader's message for `path`.
+    static QString readerError(const QString& path) {
+        try {
+            readResultsFile(path.toStdString());
+        } catch (const std::exception& e) {
+            return QString::fromStdString(e.what());
+        }
+        return {};
+    }
+    QString truncatedCopy() {
+        QFile in(path_);
+        in.open(QIODevice::ReadOnly);
+        const QByteArray all = in.readAll();
+        const QString out = tmp_.filePath("truncated.dsresults");
+        QFile f(out);
+        f.open(QIODevice::WriteOnly);
+        f.write(all.left(all.size() * 2 / 3));
+        return out;
+    }
+
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName("draftscope-tests");
+        QCoreApplication::setApplicationName("tst_results_gui");
+        QVERIFY(tmp_.isValid());
+        path_ = tmp_.filePath("R.dsresults");
+        QProcess p;
+        p.start(DRAFTSCOPE_CLI, {"eval", "--target", QString::fromStdString(demoTarget()), "--drafter",
+                                 QString::fromStdString(demoDrafter()), "--drafter",
+                                 QString::fromStdString(drafterDir("drafter-label-shift")), "--prompts", writeSet(),
+                                 "--max-new", "16", "--ddtree-budget", "4", "--threads", "1", "--out", path_});
+        QVERIFY(p.waitForFinished(180000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        file_ = readResultsFile(path_.toStdString());
+        QCOMPARE(file_.prompts.size(), std::size_t(3));
+        QCOMPARE(file_.drafters.size(), std::size_t(2));
+    }
+
+    void tableHoldsTheFilesNumbersWorstFirst() {
+        MainWindow w(false);
+        QString err;
+        QVERIFY2(w.openResultsFileNow(path_, &err), qPrintable(err));
+        auto* panel = w.resultsPanel();
+        QCOMPARE(panel->model()->rowCount(), 3);
+        // Default: drafter A's tau ascending, as promptsByTau.
+        QCOMPARE(panel->promptOrder(), promptsByTau(file_, 0));
+        auto* proxy = panel->proxy();
+        for (int row = 0; row < 3; ++row) {
+            const auto& p = file_.prompts[panel->promptOrder()[static_cast<std::size_t>(row)]];
+            QCOMPARE(proxy->index(row, 1).data().toString(), QString::fromStdString(p.id));
+            for (int d = 0; d < 2; ++d)
+                QCOMPARE(proxy->index(row, panel->tauColumn(d)).data().toString(),
+                         QString::number(p.drafters[static_cast<std::size_t>(d)].run.tau, 'f', 3));
+            QCOMPARE(proxy->index(row, 7).data().toString(), QString::number(p.drafters[0].trees[0].tau, 'f', 3));
+            QCOMPARE(proxy->headerData(7, Qt::Horizontal).toString(), QString("DDTree 4 tau A"));
+        }
+        panel->sortByTau(1);
+        QCOMPARE(panel->promptOrder(), promptsByTau(file_, 1));
+        // The worst prompt of drafter A is shown; the title and status say it is recorded.
+        const auto worst = promptsByTau(file_, 0).front();
+        QVERIFY(w.lastResult());
+        QCOMPARE(w.lastResult()->run.tau, file_.prompts[worst].drafters[0].run.tau);
+        QVERIFY(w.windowTitle().contains("R.dsresults"));
+        QVERIFY(w.windowTitle().contains("recorded run"));
+        QVERIFY(w.windowTitle().contains("target"));
+        QVERIFY(w.statusBar()->currentMessage().contains("not live"));
+    }
+
+    void selectingARowShowsThatPrompt() {
+        MainWindow w(false);
+        QString err;
+        QVERIFY2(w.openResultsFileNow(path_, &err), qPrintable(err));
+        auto* panel = w.resultsPanel();
+        for (int i = 0; i < 3; ++i) {
+            panel->selectPrompt(i);
+            QCOMPARE(panel->currentPrompt(), i);
+            const auto& dr = file_.prompts[static_cast<std::size_t>(i)].drafters[0];
+            const auto& b = w.lastResult();
+            QCOMPARE(b->run.tau, dr.run.tau);
+            QCOMPARE(b->run.acceptanceLengths, dr.run.acceptanceLengths);
+            QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(dr.run.steps.size()));
+            QCOMPARE(w.outputStripView()->model()->rowCount(), static_cast<int>(dr.run.outputIds.size()));
+            QCOMPARE(b->pieces.size(), dr.run.outputIds.size());
+            QCOMPARE(b->pieces.back(), QString::fromStdString(file_.pieceOf(dr.run.outputIds.back())));
+            QCOMPARE(w.selection()->step(), 0);
+            QCOMPARE(w.treeView()->budgetCount(), 1);
+            QCOMPARE(w.budgetSweepPlot()->taus(), (QVector<double>{dr.trees[0].tau}));
+            QCOMPARE(w.budgetSweepPlot()->chainTau(), dr.run.tau);
+            QVERIFY(w.statusBar()->currentMessage().contains(QString::fromStdString(file_.prompts[i].id)));
+        }
+        // The drafter selector switches the views to drafter B's run of the same prompt.
+        panel->setCurrentDrafter(1);
+        QCOMPARE(panel->currentPrompt(), 2);
+        QCOMPARE(w.lastResult()->run.tau, file_.prompts[2].drafters[1].run.tau);
+        QCOMPARE(w.lastResult()->drafter.directory, file_.drafters[1].summary.directory);
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(file_.prompts[2].drafters[1].run.steps.size()));
+    }
+
+    void attentionNeedsTheRecordedModels() {
+        {
+            MainWindow w(false);
+            QString err;
+            QVERIFY(w.openResultsFileNow(path_, &err));
+            // The demo models are here but not loaded: the view says so; loading them recomputes attention.
+            QVERIFY2(w.attentionView()->infoText().contains("not loaded"), qPrintable(w.attentionView()->infoText()));
+            auto* load = w.resultsPanel()->findChild<QPushButton*>("loadRecordedModels");
+            QVERIFY(load && load->isEnabled());
+            QSignalSpy attn(w.controller(), &AnalysisController::attentionReady);
+            load->click();
+            QVERIFY(attn.wait(60000));
+            QTRY_VERIFY2(w.attentionView()->hasAttention(),
+                          qPrintable(w.attentionView()->errorText() + " | " + w.attentionView()->infoText() + " | " + w.logText()));
+            QCOMPARE(attn.last().at(0).toULongLong(), w.lastResult()->requestId);
+            QVERIFY(w.lastResult()->requestId & kRecordedRequestBit);
+        }
+        // Recorded elsewhere: the directories do not exist here.
+        ResultsFile moved = file_;
+        moved.target.summary.directory = "/nonexistent/models/target";
+        const QString other = tmp_.filePath("moved.dsresults");
+        writeResultsFile(other.toStdString(), moved);
+        MainWindow w(false);
+        QString err;
+        QVERIFY(w.openResultsFileNow(other, &err));
+        QCOMPARE(w.attentionView()->infoText(),
+                 QString("recorded on another machine: model directory /nonexistent/models/target not found here"));
+        QVERIFY(!w.attentionView()->hasAttention());
+        QVERIFY(!w.resultsPanel()->findChild<QPushButton*>("loadRecordedModels")->isEnabled());
+    }
+
+    void aggregatePlotsEqualAggregateDrafter() {
+        MainWindow w(false);
+        QString err;
+        QVERIFY(w.openResultsFileNow(path_, &err));
+        auto* plots = w.resultsAggregatePlots();
+        using P = ResultsAggregatePlots::Plot;
+        for (int d = 0; d < 2; ++d) {
+            const auto a = aggregateDrafter(file_, d);
+            QVector<double> taus, rates, hist;
+            for (auto i : promptsByTau(file_, d)) taus << file_.prompts[i].drafters[static_cast<std::size_t>(d)].run.tau;
+            for (std::size_t j = 1; j < a.perPositionAcceptance.size(); ++j) rates << a.perPositionAcceptance[j];
+            for (std::size_t n = 1; n < a.acceptanceHistogram.size(); ++n) hist << static_cast<double>(a.acceptanceHistogram[n]);
+            QCOMPARE(plots->plottedValues(P::PromptTau, d), taus);
+            QCOMPARE(plots->plottedValues(P::PositionAcceptance, d), rates);
+            QCOMPARE(plots->plottedValues(P::LengthHistogram, d), hist);
+            QCOMPARE(plots->plottedValues(P::TreeMacroTau, d), (QVector<double>{a.treeMacroTau[0]}));
+            QCOMPARE(plots->chainReference(d), a.macroTau);
+        }
+    }
+
+    void badFilesAreReportedAndTheWindowStaysUsable() {
+        MainWindow w(false);
+        QSignalSpy errors(&w, &MainWindow::errorReported);
+        QString err;
+        QVERIFY(w.openResultsFileNow(path_, &err));
+        // Truncated, through the asynchronous path (File > Open, drop, command line).
+        const QString truncated = truncatedCopy();
+        const QString expected = readerError(truncated);
+        QVERIFY(expected.contains("truncated.dsresults"));
+        w.openResultsFile(truncated);
+        QVERIFY(errors.wait(20000));
+        QCOMPARE(errors.last().at(1).toString(), expected);
+        QVERIFY(w.logText().contains(expected));
+        QCOMPARE(w.resultsPath(), path_);  // the previous file stays open
+        // A safetensors checkpoint, not a results file.
+        const QString ckpt = QString::fromStdString(demoDrafter()) + "/model.safetensors";
+        if (QFileInfo::exists(ckpt)) {
+            QVERIFY(!w.openResultsFileNow(ckpt, &err));
+            QVERIFY2(err.contains("not a draftscope results file"), qPrintable(err));
+            QCOMPARE(errors.last().at(1).toString(), err);
+        }
+        // A newer format version.
+        ResultsFile newer = file_;
+        newer.version = 3;
+        const QString newerPath = tmp_.filePath("newer.dsresults");
+        writeResultsFile(newerPath.toStdString(), newer);
+        QVERIFY(!w.openResultsFileNow(newerPath, &err));
+        QVERIFY2(err.contains("written by format version 3, this build reads 1"), qPrintable(err));
+        // Still usable: dropping the good file opens it (read off the GUI thread).
+        w.resultsPanel()->selectPrompt(1);
+        QMimeData mime;
+        mime.setUrls({QUrl::fromLocalFile(path_)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &enter);  // Qt delivers a drop to the widget that took the enter
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(&w, &drop);
+        QTRY_VERIFY2_WITH_TIMEOUT(w.resultsPanel()->currentPrompt() == static_cast<int>(promptsByTau(file_, 0).front()),
+                                  qPrintable(w.logText().right(600)), 20000);
+        QCOMPARE(w.resultsPath(), path_);
+    }
+
+    void exportFiguresFromAResultsFile() {
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        p.start(DRAFTSCOPE_GUI, {path_, "--results-prompt", "main", "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(120000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() == 0, qPrintable(err));
+        for (const auto& f : {"block_agreement", "output_strip", "acceptance_rate", "acceptance_histogram", "hidden_stats",
+                              "ddtree_tree", "ddtree_budget_sweep", "drafter_attention", "results_tau",
+                              "results_position_acceptance", "results_acceptance_histogram", "results_ddtree_budgets"})
+            for (const auto& ext : {"png", "svg", "pdf"}) {
+                const QString path = dir.filePath(QString(f) + "." + ext);
+                QVERIFY2(QFileInfo(path).size() > 200, qPrintable(path + " missing or empty; stderr: " + err));
+            }
+        for (const auto& t : {"results_prompts", "results_aggregate", "block_agreement"})
+            for (const auto& ext : {"csv", "json"}) QVERIFY2(QFileInfo(dir.filePath(QString(t) + "." + ext)).size() > 10, t);
+        // The exported views are prompt "main"'s: one block-agreement row per verify step.
+        std::size_t mainIndex = 0;
+        for (std::size_t i = 0; i < file_.prompts.size(); ++i)
+            if (file_.prompts[i].id == "main") mainIndex = i;
+        QFile grid(dir.filePath("block_agreement.csv"));
+        QVERIFY(grid.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(grid.readAll()).split("\r\n", Qt::SkipEmptyParts).size(),
+                 static_cast<int>(file_.prompts[mainIndex].drafters[0].run.steps.size()) + 1);
+        QFile table(dir.filePath("results_prompts.csv"));
+        QVERIFY(table.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(table.readAll()).split("\r\n", Qt::SkipEmptyParts).size(), 4);  // header + 3 prompts
+        // A truncated file: the reader's message on stderr, exit code 1.
+        const QString truncated = truncatedCopy();
+        p.start(DRAFTSCOPE_GUI, {truncated, "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(readerError(truncated)));
+        p.start(DRAFTSCOPE_GUI, {path_, "--results-prompt", "nope", "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+    }
+};
+
+QTEST_MAIN(TestResultsGui)
+#include "tst_results_gui.moc"
