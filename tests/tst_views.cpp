@@ -203,7 +203,7 @@ private slots:
             all += v->exportAll(dir.path(), &err);
             QVERIFY2(err.isEmpty(), qPrintable(err));
         }
-        QCOMPARE(all.size(), 7 + 5 + 8);
+        QCOMPARE(all.size(), 7 + 5 + 11);  // acceptance: rate, histogram, per step (3 formats each) + table
         for (const auto& p : all) verifyFigure(p);
         QFile csv(dir.filePath("block_agreement.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));
