@@ -21,6 +21,8 @@
 #include "step_selection.h"
 #include "test_support.h"
 
+#include <qcustomplot.h>
+
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
