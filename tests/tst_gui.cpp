@@ -302,8 +302,10 @@ private slots:
         QVERIFY(w.blockAgreementView()->model()->differingCellCount() > 0);
         QVERIFY(w.blockAgreementView()->caption().contains(QString::number(a->run.tau, 'f', 3)));
         QVERIFY(w.blockAgreementViewB()->caption().contains(QString::number(b.run.tau, 'f', 3)));
+        QSignalSpy attnA(w.controller(), &AnalysisController::attentionReady);
         w.selection()->select(4, 1);
-        QTRY_VERIFY_WITH_TIMEOUT(!w.controller()->isBusy(), 30000);  // A's attention at step 4 is done
+        QVERIFY(attnA.wait(30000));  // A's attention at step 4 is done
+        QCOMPARE(attnA.first().at(1).value<DrafterAttention>().step, 4);
         const auto pos = a->run.steps[4].start + 1;
         QCOMPARE(w.selectionB()->step(), chainStepCovering(b.run, pos));
         // Overlaid acceptance plots and sweep, per-token classification, summary.

@@ -156,11 +156,9 @@ void AcceptancePlots::redraw() {
             tau->point2->setCoords(run.tau, 1);
             tau->setPen(QPen(tauColor, 1.5, Qt::DashLine));
             auto* label = new QCPItemText(histogram_);
-            label->position->setCoords(run.tau, maxCount * (1.08 - 0.1 * static_cast<double>(si)));
-            // With two drafters the smaller tau's label goes left of its line, so the labels do not overlap.
-            const RunResult& otherRun = si == 0 ? other_ : run_;
-            const bool left = compare && run.tau < otherRun.tau;
-            label->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
+            // With two drafters B's label sits lower, so the labels do not overlap.
+            label->position->setCoords(run.tau, maxCount * (1.08 - 0.2 * static_cast<double>(si)));
+            label->setPositionAlignment(Qt::AlignLeft | Qt::AlignVCenter);
             label->setText(compare ? QStringLiteral(" tau %1 = %2 ").arg(si == 0 ? "A" : "B").arg(run.tau, 0, 'f', 3)
                                    : QStringLiteral(" tau = %1").arg(run.tau, 0, 'f', 3));
             label->setColor(tauColor);

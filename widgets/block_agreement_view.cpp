@@ -84,9 +84,9 @@ void BlockAgreementView::updateSummary() {
     QString text = tr("%1 verify steps, tau %2 (mean acceptance length, bonus token included). "
                       "Green accepted, red first rejection, grey drafted after the cut.")
                        .arg(r.steps.size()).arg(r.tau, 0, 'f', 3);
-    if (model_->hasComparison())
-        text += tr(" Purple frame: the other drafter decided this position differently (%1 cells).")
-                    .arg(model_->differingCellCount());
+    if (model_->hasComparison())  // the caption names the drafter and its tau
+        text = tr("Green accepted, red first rejection, grey after the cut. Purple frame: the other drafter "
+                  "decided this position differently (%1 cells).").arg(model_->differingCellCount());
     summary_->setText(caption_.isEmpty() ? text : QStringLiteral("<b>%1</b><br/>%2").arg(caption_.toHtmlEscaped(), text));
 }
 
