@@ -154,6 +154,9 @@ void BudgetSweepPlot::redraw() {
         label->setColor(chainColor);
         label->setFont(QFont(font().family(), 8));
     };
+    // Two drafters: the legend is taller; top left is usually free (small budgets, low tau).
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, compare ? Qt::AlignLeft | Qt::AlignTop
+                                                                   : Qt::AlignRight | Qt::AlignBottom);
     if (!compare) {
         draw(budgets_, taus_, chainTau_, QString(), QColor(0x23, 0x8b, 0x45), QColor(0x1f, 0x77, 0xb4), false);
     } else {
