@@ -6,6 +6,8 @@
 #include "acceptance_plots.h"
 #include "acceptance_tree_view.h"
 #include "budget_sweep_plot.h"
+#include "comparison_summary_view.h"
+#include "drafter_comparison.h"
 #include "mask_view.h"
 #include "tree_steps.h"
 #include "attention_view.h"
@@ -18,6 +20,8 @@
 #include "output_strip_view.h"
 #include "step_selection.h"
 #include "test_support.h"
+
+#include <qcustomplot.h>
 
 #include <QElapsedTimer>
 #include <QProcess>
@@ -243,6 +247,133 @@ private slots:
         QCOMPARE(w.budgetSweepPlot()->budgets(), (QVector<double>{4, 8}));
         QCOMPARE(w.budgetSweepPlot()->taus(), (QVector<double>{trees[0].tau, trees[1].tau}));
         QCOMPARE(w.budgetSweepPlot()->chainTau(), run.tau);
+    }
+
+    void compareTwoDrafters() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(96);
+        w.promptPanel()->setDdtreeBudgets({4});
+        ModelRequest models = demoModels();
+        models.drafterBDir = QString::fromStdString(drafterDir("drafter-anchor-leak"));
+        QSignalSpy stages(w.controller(), &AnalysisController::stageChanged);
+        QString err;
+        QVERIFY2(w.loadAndRun(models, &err), qPrintable(err));
+        QVERIFY(w.modelPanel()->isComparing());
+        QVERIFY(w.isComparing());
+        const RunBundlePtr a = w.lastResult();
+        QVERIFY(a->comparison);
+        const RunBundle& b = *a->comparison;
+        QVERIFY(QString::fromStdString(b.drafter.directory).endsWith("drafter-anchor-leak"));
+        QCOMPARE(b.requestId, a->requestId);
+        // Each drafter's run is the one it makes alone (the official goldens), outputs identical.
+        QCOMPARE(a->run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-good.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QCOMPARE(b.run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-anchor-leak.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QCOMPARE(b.run.outputIds, a->run.outputIds);
+        QVERIFY(b.run.tau != a->run.tau);
+        QCOMPARE(b.treeRuns.size(), std::size_t(1));
+        QCOMPARE(b.treeRuns[0].outputIds, a->run.outputIds);
+        QStringList stageNames;
+        for (const auto& s : stages) stageNames << s.at(1).toString();
+        QCOMPARE(stageNames, (QStringList{"drafter A: chain (DFlash)", "drafter A: DDTree budget 4 (1 of 1)",
+                                          "drafter B: chain (DFlash)", "drafter B: DDTree budget 4 (1 of 1)"}));
+        {  // B alone, as drafter A of a single-drafter controller: the same run.
+            AnalysisController alone;
+            QSignalSpy loaded(&alone, &AnalysisController::modelsLoaded);
+            ModelRequest onlyB = demoModels();
+            onlyB.drafterDir = models.drafterBDir;
+            alone.loadModels(onlyB);
+            QVERIFY(loaded.wait(60000));
+            QSignalSpy finished(&alone, &AnalysisController::analysisFinished);
+            alone.analyse(w.promptPanel()->request());
+            QVERIFY(finished.wait(120000));
+            const auto single = finished.first().first().value<RunBundlePtr>();
+            QVERIFY(!single->comparison);
+            QCOMPARE(single->run.acceptanceLengths, b.run.acceptanceLengths);
+            QCOMPARE(single->run.tau, b.run.tau);
+            QCOMPARE(single->treeRuns[0].acceptanceLengths, b.treeRuns[0].acceptanceLengths);
+        }
+        // Both grids, each with its own steps; the selections follow each other by position.
+        QVERIFY(w.blockAgreementViewB()->isVisibleTo(&w));
+        QCOMPARE(w.blockAgreementViewB()->model()->rowCount(), static_cast<int>(b.run.steps.size()));
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(a->run.steps.size()));
+        QVERIFY(w.blockAgreementView()->model()->differingCellCount() > 0);
+        QVERIFY(w.blockAgreementView()->caption().contains(QString::number(a->run.tau, 'f', 3)));
+        QVERIFY(w.blockAgreementViewB()->caption().contains(QString::number(b.run.tau, 'f', 3)));
+        QSignalSpy attnA(w.controller(), &AnalysisController::attentionReady);
+        w.selection()->select(4, 1);
+        QVERIFY(attnA.wait(30000));  // A's attention at step 4 is done
+        QCOMPARE(attnA.first().at(1).value<DrafterAttention>().step, 4);
+        const auto pos = a->run.steps[4].start + 1;
+        QCOMPARE(w.selectionB()->step(), chainStepCovering(b.run, pos));
+        // Overlaid acceptance plots and sweep, per-token classification, summary.
+        QCOMPARE(w.acceptancePlots()->ratePlot()->graphCount(), 2);
+        QVERIFY(w.acceptancePlots()->ratePlot()->graph(1)->name().contains(QString::number(b.run.tau, 'f', 3)));
+        QCOMPARE(w.budgetSweepPlot()->tausB(), (QVector<double>{b.treeRuns[0].tau}));
+        QCOMPARE(w.budgetSweepPlot()->chainTauB(), b.run.tau);
+        const auto by = acceptedBy(a->run, b.run);
+        for (int i = 0; i < static_cast<int>(by.size()); ++i)
+            QCOMPARE(w.outputStripView()->model()->acceptedByOf(i), by[static_cast<std::size_t>(i)]);
+        auto* summary = w.comparisonSummary();
+        const int tauRow = summary->rowOf("tau");
+        QVERIFY(tauRow >= 0);
+        QCOMPARE(summary->table()->item(tauRow, 1)->text(), QString::number(a->run.tau, 'f', 4));
+        QCOMPARE(summary->table()->item(tauRow, 2)->text(), QString::number(b.run.tau, 'f', 4));
+        QCOMPARE(summary->table()->item(summary->rowOf("outputs identical"), 1)->text(), QString("yes"));
+        // The detail views switch to drafter B: its trees, its attention at its step.
+        QSignalSpy attn(w.controller(), &AnalysisController::attentionReady);
+        w.setDetailDrafter(1);
+        QCOMPARE(w.treeView()->currentRun()->acceptanceLengths, b.treeRuns[0].acceptanceLengths);
+        QVERIFY(w.hiddenStatsView()->caption().contains("drafter B"));
+        QVERIFY(attn.wait(30000));
+        const auto att = attn.last().at(1).value<DrafterAttention>();
+        QCOMPARE(att.step, w.selectionB()->step());
+        QCOMPARE(att.numKeys, b.run.steps[static_cast<std::size_t>(att.step)].start + b.run.blockSize);
+        // Export writes B's grid and the summary too.
+        QTemporaryDir dir;
+        const auto written = w.exportAllFigures(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        for (const auto& f : {"block_agreement_b.png", "block_agreement_b.pdf", "verify_steps_b.csv", "ab_summary.csv",
+                              "ab_summary.json", "acceptance_per_step.svg"})
+            QVERIFY2(written.contains(dir.filePath(f)), f);
+        // A single-drafter load leaves comparing.
+        w.promptPanel()->setMaxNewTokens(16);
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY(!w.isComparing());
+        QVERIFY(!w.blockAgreementViewB()->isVisibleTo(&w));
+        QCOMPARE(w.detailDrafter(), 0);
+        QCOMPARE(w.acceptancePlots()->ratePlot()->graphCount(), 1);
+    }
+
+    void compareCommandLine() {
+        QTemporaryDir dir;
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("QT_QPA_PLATFORM", "offscreen");
+        p.setProcessEnvironment(env);
+        const QString leak = QString::fromStdString(drafterDir("drafter-anchor-leak"));
+        p.start(DRAFTSCOPE_GUI, {"--target", QString::fromStdString(demoTarget()), "--drafter",
+                                 QString::fromStdString(demoDrafter()), "--drafter", leak, "--prompt", "def fib(n):",
+                                 "--max-new", "16", "--ddtree-budget", "4", "--export-figures", dir.path()});
+        QVERIFY(p.waitForFinished(180000));
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(p.exitCode() == 0, qPrintable(err));
+        for (const auto& f : {"block_agreement.png", "block_agreement_b.png", "acceptance_rate.pdf", "ab_summary.csv",
+                              "ddtree_budget_sweep.csv"})
+            QVERIFY2(QFileInfo(dir.filePath(f)).size() > 10, f);
+        QFile sweep(dir.filePath("ddtree_budget_sweep.csv"));
+        QVERIFY(sweep.open(QIODevice::ReadOnly));
+        const auto lines = QString::fromUtf8(sweep.readAll()).split("\r\n", Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 5);  // header, A's budget 4 and chain, B's budget 4 and chain
+        QVERIFY(lines[0].endsWith(",drafter"));
+        QVERIFY(lines[4].startsWith("chain,") && lines[4].endsWith(",drafter-anchor-leak"));
+        p.start(DRAFTSCOPE_GUI, {"--demo", "--drafter", leak, "--drafter", leak, "--drafter", leak, "--export-figures",
+                                 dir.path()});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains("at most twice"));
     }
 
     void exportFiguresCommandLine() {

@@ -3,6 +3,9 @@
 
 #include "acceptance_plots.h"
 #include "block_agreement_view.h"
+#include "budget_sweep_plot.h"
+#include "comparison_summary_view.h"
+#include "drafter_comparison.h"
 #include "figure_export.h"
 #include "output_strip_view.h"
 #include "step_selection.h"
@@ -10,6 +13,9 @@
 #include <qcustomplot.h>
 
 #include <QAbstractItemModelTester>
+#include <QTextBrowser>
+
+#include <cmath>
 #include <QFile>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -52,6 +58,33 @@ RunResult handMadeRun() {
     r.tau = 3.0;
     r.perPositionAcceptance = {1.0, 1.0, 0.5, 0.5};
     r.acceptanceHistogram = {0, 0, 1, 0, 1};
+    return r;
+}
+
+/// Drafter B on the same prompt and output as handMadeRun() (drafter A), other steps:
+/// Step 0 at 5: drafts 11 99 50, target 11 99 20 21 -> acc 2, bonus 20.
+/// Step 1 at 8: drafts 21 60 61, target 21 22 23 24 -> acc 1, bonus 22.
+/// Step 2 at 10: drafts 23 70 71, target 23 30 31 32 -> acc 1, bonus 30 (past the output's end).
+/// Accepted by, positions 5..11: prompt (first anchor), both, B only, A only, both, A only, B only.
+RunResult handMadeRunB() {
+    RunResult r = handMadeRun();
+    auto step = [&](std::int64_t start, std::int64_t anchor, std::vector<std::int64_t> drafted,
+                    std::vector<std::int64_t> target, int acc) {
+        VerifyStep s = r.steps[0];
+        s.start = start;
+        s.anchor = anchor;
+        s.drafted = std::move(drafted);
+        s.targetTokens = std::move(target);
+        s.acceptedCount = acc;
+        s.bonusToken = s.targetTokens[static_cast<std::size_t>(acc)];
+        return s;
+    };
+    r.steps = {step(5, 10, {11, 99, 50}, {11, 99, 20, 21}, 2), step(8, 20, {21, 60, 61}, {21, 22, 23, 24}, 1),
+               step(10, 22, {23, 70, 71}, {23, 30, 31, 32}, 1)};
+    r.acceptanceLengths = {3, 2, 2};
+    r.tau = 7.0 / 3.0;
+    r.perPositionAcceptance = {1.0, 1.0, 1.0 / 3.0, 0.0};
+    r.acceptanceHistogram = {0, 0, 2, 1, 0};
     return r;
 }
 
@@ -185,6 +218,237 @@ private slots:
         QVERIFY(plots.histogramPlot()->toolTip().contains("bonus token"));
     }
 
+    void drafterComparisonLogic() {
+        const auto a = handMadeRun(), b = handMadeRunB();
+        const auto by = acceptedBy(a, b);
+        QCOMPARE(by.size(), std::size_t(12));
+        for (int i = 0; i <= 5; ++i) QCOMPARE(by[static_cast<std::size_t>(i)], AcceptedBy::Prompt);
+        const AcceptedBy expected[] = {AcceptedBy::Both, AcceptedBy::BOnly, AcceptedBy::AOnly, AcceptedBy::Both,
+                                       AcceptedBy::AOnly, AcceptedBy::BOnly};
+        for (int i = 6; i <= 11; ++i) QCOMPARE(by[static_cast<std::size_t>(i)], expected[i - 6]);
+        // The reverse comparison swaps A only and B only.
+        const auto rev = acceptedBy(b, a);
+        QCOMPARE(rev[7], AcceptedBy::AOnly);
+        QCOMPARE(rev[8], AcceptedBy::BOnly);
+        // Deciding drafts: A's position 11 is its step 1's bonus at block position 4 (no draft).
+        const auto da = decidingDrafts(a);
+        QCOMPARE(da[11].step, 1);
+        QCOMPARE(da[11].blockPosition, 4);
+        QCOMPARE(da[11].drafted, std::int64_t(-1));
+        QVERIFY(!da[11].accepted);
+        // Step mapping: absolute position 9 is covered by A's step 1 and B's step 1.
+        QCOMPARE(chainStepCovering(a, 9), 1);
+        QCOMPARE(chainStepCovering(b, 9), 1);
+        QCOMPARE(chainStepCovering(b, 7), 0);
+        QCOMPARE(chainStepCovering(b, 11), 2);
+        // Names: last component, or the last two when those are equal.
+        QCOMPARE(drafterNames("/m/drafter-good", "/n/drafter-anchor-leak"),
+                 (std::pair<QString, QString>("drafter-good", "drafter-anchor-leak")));
+        QCOMPARE(drafterNames("/ckpt/step20000/dflash/", "/ckpt/step40000/dflash"),
+                 (std::pair<QString, QString>("step20000/dflash", "step40000/dflash")));
+    }
+
+    void blockAgreementDifferenceMarks() {
+        BlockAgreementModel ma, mb;
+        QAbstractItemModelTester tester(&ma, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        ma.setRun(handMadeRun(), piece);
+        mb.setRun(handMadeRunB(), piece);
+        QVERIFY(!ma.hasComparison());
+        ma.setComparison(handMadeRunB(), "B (leak)");
+        mb.setComparison(handMadeRun(), "A (good)");
+        auto marked = [](const BlockAgreementModel& m) {
+            QList<QPair<int, int>> cells;
+            for (int r = 0; r < m.rowCount(); ++r)
+                for (int c = 0; c < m.columnCount(); ++c)
+                    if (m.index(r, c).data(BlockAgreementModel::DiffersRole).toBool()) cells << qMakePair(r, c);
+            return cells;
+        };
+        // A: position 7 (A rejected t12, B accepted t99), 8 and 10 (A accepted, B's bonus).
+        QCOMPARE(marked(ma), (QList<QPair<int, int>>{{0, 2}, {1, 1}, {1, 3}}));
+        QCOMPARE(ma.differingCellCount(), 3);
+        // B: 7 (B accepted), 8 (B rejected t50, A accepted), 10 (B rejected t60), 11 (B accepted
+        // t23, A's bonus); B's step 2 position 12 lies past A's output: not marked.
+        QCOMPARE(marked(mb), (QList<QPair<int, int>>{{0, 2}, {0, 3}, {1, 2}, {2, 1}}));
+        const QString tip = ma.index(0, 2).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains("B (leak): accepted 't99' at its step 1") && tip.contains("[differs]"), qPrintable(tip));
+        QVERIFY(ma.index(1, 1).data(Qt::ToolTipRole).toString().contains("drafted 't50', rejected at its step 1"));
+        QVERIFY(!ma.index(0, 1).data(Qt::ToolTipRole).toString().contains("[differs]"));
+        // Both rejected with the same draft agree; with different drafts they differ.
+        auto b2 = handMadeRunB();
+        b2.steps[0].drafted = {11, 12, 13};  // B drafts A's rejected t12 at position 7...
+        b2.steps[0].acceptedCount = 1;       // ...and the target rejects it too
+        ma.setComparison(b2, "B");
+        QVERIFY(!ma.index(0, 2).data(BlockAgreementModel::DiffersRole).toBool());
+        b2.steps[0].drafted = {11, 77, 13};
+        ma.setComparison(b2, "B");
+        QVERIFY(ma.index(0, 2).data(BlockAgreementModel::DiffersRole).toBool());
+        ma.setComparison(RunResult{}, {});
+        QCOMPARE(ma.differingCellCount(), 0);
+        // The grid view's figure and step records carry the caption and the marks.
+        QTemporaryDir dir;
+        StepSelection sel;
+        BlockAgreementView grid(&sel);
+        grid.model()->setRun(handMadeRun(), piece);
+        grid.model()->setComparison(handMadeRunB(), "B");
+        grid.setCaption("Drafter A: good");
+        grid.setExportName("block_agreement_b");
+        QString err;
+        const auto written = grid.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(written.size(), 7);
+        for (const auto& p : written) verifyFigure(p);
+        QVERIFY(head(dir.filePath("block_agreement_b.svg"), 100000).contains("Drafter A: good"));
+        QFile steps(dir.filePath("verify_steps_b.csv"));
+        QVERIFY(steps.open(QIODevice::ReadOnly));
+        QVERIFY(steps.readLine().trimmed().endsWith("target_rank_in_draft_topk,differs_from_other_drafter"));
+        steps.readLine();
+        steps.readLine();
+        QVERIFY(steps.readLine().trimmed().endsWith(",1"));  // step 1 position 2
+    }
+
+    void outputStripAcceptedBy() {
+        StepSelection sel;
+        OutputStripView strip(&sel);
+        QAbstractItemModelTester tester(strip.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const auto a = handMadeRun();
+        strip.setRun(a, pieces(a));
+        QCOMPARE(strip.model()->columnCount(), int(OutputTokenModel::ColumnCount));
+        strip.setComparison(handMadeRunB(), "good", "leak");
+        QCOMPARE(strip.model()->columnCount(), int(OutputTokenModel::ColumnCount) + 1);
+        const QString expected[] = {"prompt", "A and B", "B only", "A only", "A and B", "A only", "B only"};
+        for (int i = 5; i <= 11; ++i)
+            QCOMPARE(strip.model()->index(i, OutputTokenModel::AcceptedByColumn).data().toString(), expected[i - 5]);
+        QCOMPARE(strip.model()->acceptedByOf(7), AcceptedBy::BOnly);
+        QCOMPARE(strip.model()->headerData(OutputTokenModel::AcceptedByColumn, Qt::Horizontal).toString(), QString("accepted_by"));
+        const QString html = strip.browser()->toHtml();
+        QVERIFY(html.contains(colorOf(AcceptedBy::BOnly).name()) && html.contains(colorOf(AcceptedBy::AOnly).name()));
+        QVERIFY(html.contains("A: good, B: leak"));  // the legend is in the (exported) document
+        // A new run alone drops the comparison.
+        strip.setRun(a, pieces(a));
+        QVERIFY(!strip.model()->hasComparison());
+        QCOMPARE(strip.model()->columnCount(), int(OutputTokenModel::ColumnCount));
+    }
+
+    void acceptancePlotsOverlay() {
+        StepSelection sel;
+        AcceptancePlots plots(&sel);
+        plots.setRun(handMadeRun());
+        QCOMPARE(plots.ratePlot()->graphCount(), 1);
+        plots.setComparison(handMadeRunB(), "good", "leak");
+        QVERIFY(plots.hasComparison());
+        QCOMPARE(plots.ratePlot()->graphCount(), 2);
+        auto values = [](QCPGraph* g) {
+            QVector<double> v;
+            for (auto it = g->data()->begin(); it != g->data()->end(); ++it) v << it->value;
+            return v;
+        };
+        auto keys = [](QCPGraph* g) {
+            QVector<double> v;
+            for (auto it = g->data()->begin(); it != g->data()->end(); ++it) v << it->key;
+            return v;
+        };
+        QCOMPARE(values(plots.ratePlot()->graph(0)), (QVector<double>{1.0, 0.5, 0.5}));
+        QCOMPARE(values(plots.ratePlot()->graph(1)), (QVector<double>{1.0, 1.0 / 3.0, 0.0}));
+        QCOMPARE(plots.ratePlot()->graph(0)->name(), QString("A: good (tau 3.000)"));
+        QCOMPARE(plots.ratePlot()->graph(1)->name(), QString("B: leak (tau 2.333)"));
+        QVERIFY(plots.ratePlot()->legend->visible());
+        auto* barsA = qobject_cast<QCPBars*>(plots.histogramPlot()->plottable(0));
+        auto* barsB = qobject_cast<QCPBars*>(plots.histogramPlot()->plottable(1));
+        QVERIFY(barsA && barsB);
+        QMap<double, double> countsB;
+        for (auto it = barsB->data()->begin(); it != barsB->data()->end(); ++it) countsB[it->key] = it->value;
+        QCOMPARE(countsB.value(2), 2.0);
+        QCOMPARE(countsB.value(3), 1.0);
+        QCOMPARE(countsB.value(4), 0.0);
+        QCOMPARE(barsB->name(), QString("B: leak (tau 2.333)"));
+        // Per step: x = anchor position - prompt length, y = acceptance length.
+        QCOMPARE(keys(plots.perStepPlot()->graph(0)), (QVector<double>{0, 2}));
+        QCOMPARE(values(plots.perStepPlot()->graph(0)), (QVector<double>{2, 4}));
+        QCOMPARE(keys(plots.perStepPlot()->graph(1)), (QVector<double>{0, 3, 5}));
+        QCOMPARE(values(plots.perStepPlot()->graph(1)), (QVector<double>{3, 2, 2}));
+        // Selecting A's step still highlights its length; the table names each drafter.
+        sel.select(1, 0);
+        QCOMPARE(plots.histogramPlot()->plottableCount(), 3);
+        int bRows = 0;
+        for (int r = 0; r < plots.table()->rowCount(); ++r) bRows += plots.table()->item(r, 4)->text() == "B: leak";
+        QCOMPARE(bRows, 3 + 4 + 1);  // rates j=1..3, lengths 1..4, tau
+        plots.setRun(handMadeRun());
+        QCOMPARE(plots.ratePlot()->graphCount(), 1);
+        QVERIFY(!plots.ratePlot()->legend->visible());
+    }
+
+    void budgetSweepOverlay() {
+        auto tree = [](int budget, double tau) {
+            TreeRunResult t;
+            t.budget = budget;
+            t.tau = tau;
+            t.promptIds = {1, 2};
+            t.outputIds = {1, 2, 3, 4};
+            return t;
+        };
+        BudgetSweepPlot sweep;
+        sweep.setRuns(handMadeRun(), {tree(8, 4.0), tree(4, 3.5)});
+        sweep.setComparison(handMadeRunB(), {tree(4, 2.5), tree(8, 3.0)}, "good", "leak");
+        QCOMPARE(sweep.budgets(), (QVector<double>{4, 8}));
+        QCOMPARE(sweep.taus(), (QVector<double>{3.5, 4.0}));
+        QCOMPARE(sweep.budgetsB(), (QVector<double>{4, 8}));
+        QCOMPARE(sweep.tausB(), (QVector<double>{2.5, 3.0}));
+        QCOMPARE(sweep.chainTau(), 3.0);
+        QCOMPARE(sweep.chainTauB(), 7.0 / 3.0);
+        QCOMPARE(sweep.plot()->graphCount(), 4);  // A tree, A chain, B tree, B chain
+        QCOMPARE(sweep.plot()->graph(2)->name(), QString("B (leak): DDTree tau"));
+        QCOMPARE(sweep.table()->rowCount(), 6);
+        QCOMPARE(sweep.table()->item(5, 0)->text(), QString("chain"));
+        QCOMPARE(sweep.table()->item(5, 5)->text(), QString("leak"));
+        sweep.setRuns(handMadeRun(), {});
+        QVERIFY(std::isnan(sweep.chainTauB()));
+        QCOMPARE(sweep.table()->columnCount(), 5);
+    }
+
+    void comparisonSummaryTable() {
+        ModelSummary da, db;
+        da.directory = "/m/good";
+        db.directory = "/m/leak";
+        da.blockSize = db.blockSize = 4;
+        da.targetLayerIds = {1, 2};
+        db.targetLayerIds = {1, 3};
+        da.maskTokenId = db.maskTokenId = 7;
+        da.numLayers = db.numLayers = 1;
+        TreeRunResult ta, tb;
+        ta.budget = tb.budget = 8;
+        ta.tau = 4.0;
+        tb.tau = 3.0;
+        ComparisonSummaryView view;
+        view.setComparison({"good", da, handMadeRun(), {ta}}, {"leak", db, handMadeRunB(), {tb}});
+        auto row = [&](const QString& q) {
+            const int r = view.rowOf(q);
+            QStringList cells;
+            if (r < 0) return cells;
+            for (int c = 0; c < 5; ++c) cells << view.table()->item(r, c)->text();
+            return cells;
+        };
+        QCOMPARE(row("tau"), (QStringList{"tau", "3.0000", "2.3333", "-0.6667", "yes"}));
+        QCOMPARE(row("verify steps"), (QStringList{"verify steps", "2", "3", "1", "yes"}));
+        QCOMPARE(row("outputs identical"), (QStringList{"outputs identical", "yes", "yes", "", ""}));
+        QCOMPARE(row("mean draft prob (all drafted positions)").mid(1, 2), (QStringList{"0.6000", "0.6000"}));
+        QCOMPARE(row("mean draft prob (accepted positions)").mid(1, 2), (QStringList{"0.6750", "0.8250"}));
+        QCOMPARE(row("acceptance rate at position 2").mid(1), (QStringList{"0.5000", "0.3333", "-0.1667", "yes"}));
+        QCOMPARE(row("acceptance rate at position 1").at(4), QString());
+        QCOMPARE(row("DDTree tau, budget 8").mid(1, 2), (QStringList{"4.0000", "3.0000"}));
+        QCOMPARE(row("tapped target layers"), (QStringList{"tapped target layers", "[1, 2]", "[1, 3]", "", "yes"}));
+        QCOMPARE(row("block size").at(4), QString());
+        QCOMPARE(row("mask token id").mid(1, 2), (QStringList{"7", "7"}));
+        QVERIFY(view.table()->horizontalHeaderItem(1)->text().contains("good"));
+        QTemporaryDir dir;
+        QString err;
+        const auto written = view.exportAll(dir.path(), &err);
+        QCOMPARE(written.size(), 2);
+        QFile csv(dir.filePath("ab_summary.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readLine().trimmed(), QByteArray("quantity,A: good,B: leak,B - A,differs"));
+        QCOMPARE(csv.readLine().trimmed(), QByteArray("tau,3.0000,2.3333,-0.6667,yes"));
+    }
+
     void exportsAreValid() {
         QTemporaryDir dir;
         StepSelection sel;
@@ -203,7 +467,7 @@ private slots:
             all += v->exportAll(dir.path(), &err);
             QVERIFY2(err.isEmpty(), qPrintable(err));
         }
-        QCOMPARE(all.size(), 7 + 5 + 8);
+        QCOMPARE(all.size(), 7 + 5 + 11);  // acceptance: rate, histogram, per step (3 formats each) + table
         for (const auto& p : all) verifyFigure(p);
         QFile csv(dir.filePath("block_agreement.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));

@@ -20,13 +20,38 @@ void BlockAgreementModel::setRun(const RunResult& run, std::function<QString(std
     beginResetModel();
     run_ = run;
     pieces_ = std::move(pieces);
+    otherDecided_.clear();
+    differs_.clear();
+    otherName_.clear();
     endResetModel();
 }
 
-void BlockAgreementModel::clear() {
+void BlockAgreementModel::clear() { setRun(RunResult{}, pieces_); }
+
+void BlockAgreementModel::setComparison(const RunResult& other, const QString& otherName) {
     beginResetModel();
-    run_ = RunResult{};
+    otherDecided_ = other.steps.empty() ? std::vector<DecidingDraft>{} : decidingDrafts(other);
+    otherName_ = otherName;
+    differs_.assign(run_.steps.size(), {});
+    if (!otherDecided_.empty())
+        for (std::size_t s = 0; s < run_.steps.size(); ++s) {
+            differs_[s].assign(static_cast<std::size_t>(run_.blockSize), false);
+            for (int j = 1; j < run_.blockSize; ++j)
+                differs_[s][static_cast<std::size_t>(j)] = cellDiffers(run_, otherDecided_, static_cast<int>(s), j);
+        }
     endResetModel();
+}
+
+bool BlockAgreementModel::differs(int step, int j) const {
+    const auto s = static_cast<std::size_t>(step);
+    return s < differs_.size() && static_cast<std::size_t>(j) < differs_[s].size() && differs_[s][static_cast<std::size_t>(j)];
+}
+
+int BlockAgreementModel::differingCellCount() const {
+    int n = 0;
+    for (const auto& row : differs_)
+        for (bool b : row) n += b;
+    return n;
 }
 
 int BlockAgreementModel::rowCount(const QModelIndex& parent) const {
@@ -76,6 +101,7 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
         case TargetProbRole: return j == 0 ? QVariant() : QVariant(s.targetProbOfDraft[k]);
         case TargetRankRole: return j == 0 ? QVariant() : QVariant(s.targetRankInDraft[k]);
         case AbsolutePositionRole: return static_cast<qint64>(s.start + j);
+        case DiffersRole: return differs(index.row(), j);
         case Qt::ToolTipRole: {
             if (j == 0)
                 return tr("Step %1, block position 0 (absolute %2): anchor '%3' (id %4)\n"
@@ -87,6 +113,16 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
                                                             : "after the cut (not committed; the target's token and "
                                                               "probabilities here are conditioned on the rejected prefix)";
             const int rank = s.targetRankInDraft[k];
+            QString other;
+            const auto pos = static_cast<std::size_t>(s.start + j);
+            if (hasComparison() && pos < otherDecided_.size() && otherDecided_[pos].step >= 0) {
+                const auto& o = otherDecided_[pos];
+                other = o.accepted ? tr("\n%1: accepted '%2' at its step %3").arg(otherName_, piece(o.drafted)).arg(o.step + 1)
+                        : o.drafted < 0 ? tr("\n%1: no draft here (bonus token of its step %2)").arg(otherName_).arg(o.step + 1)
+                                        : tr("\n%1: drafted '%2', rejected at its step %3 (bonus token)")
+                                              .arg(otherName_, piece(o.drafted)).arg(o.step + 1);
+                if (differs(index.row(), j)) other += tr("  [differs]");
+            }
             return tr("Step %1, block position %2 (absolute %3): %4\n"
                       "drafted '%5' (id %6), drafter probability %7\n"
                       "target token '%8' (id %9), target probability of the drafted token %10,\n"
@@ -97,7 +133,7 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
                 .arg(piece(s.targetTokens[k])).arg(s.targetTokens[k]).arg(s.targetProbOfDraft[k], 0, 'f', 4)
                 .arg(s.targetProbOfTarget[k], 0, 'f', 4)
                 .arg(s.draftTopIds.empty() ? 0 : static_cast<int>(s.draftTopIds[k].size()))
-                .arg(rank < 0 ? tr("not in the top-k") : QString::number(rank));
+                .arg(rank < 0 ? tr("not in the top-k") : QString::number(rank)) + other;
         }
         default: return {};
     }

@@ -3,6 +3,7 @@
 // 0..B-1 (0 = anchor, 1..B-1 = drafted tokens).
 
 #include "draftscope/run_types.h"
+#include "drafter_comparison.h"
 
 #include <QAbstractTableModel>
 #include <QString>
@@ -32,6 +33,7 @@ public:
         TargetProbRole,                 ///< float, target's probability of the drafted token
         TargetRankRole,                 ///< int, rank of the target's token in the draft top-k, -1 if absent
         AbsolutePositionRole,           ///< qint64 absolute sequence position
+        DiffersRole,                    ///< bool, the compared drafter decided this cell's position differently
     };
 
     explicit BlockAgreementModel(QObject* parent = nullptr);
@@ -40,6 +42,14 @@ public:
     void setRun(const RunResult& run, std::function<QString(std::int64_t)> pieces = {});
     void clear();
     const RunResult& run() const { return run_; }
+
+    /// Compares with `other`, the other drafter's run on the same prompt (setRun() clears
+    /// it): DiffersRole marks the cells cellDiffers() finds, and tooltips say what
+    /// `otherName` did at that position. An empty `other` clears the comparison.
+    void setComparison(const RunResult& other, const QString& otherName);
+    bool hasComparison() const { return !otherDecided_.empty(); }
+    /// Number of marked cells.
+    int differingCellCount() const;
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -51,8 +61,12 @@ public:
 
 private:
     QString piece(std::int64_t id) const;
+    bool differs(int step, int position) const;
     RunResult run_;
     std::function<QString(std::int64_t)> pieces_;
+    std::vector<DecidingDraft> otherDecided_;  ///< per absolute position, of the compared run
+    std::vector<std::vector<bool>> differs_;   ///< [step][block position]
+    QString otherName_;
 };
 
 }  // namespace draftscope

@@ -15,6 +15,7 @@
 #include <QPainter>
 #include <QPdfWriter>
 #include <QStandardItemModel>
+#include <QStyledItemDelegate>
 #include <QSvgGenerator>
 
 #include <memory>
@@ -24,8 +25,23 @@
 namespace draftscope {
 
 namespace {
-constexpr int kCellW = 78, kCellH = 20, kHeaderW = 120, kHeaderH = 20, kLegendH = 24;
-}
+constexpr int kCellW = 78, kCellH = 20, kHeaderW = 120, kHeaderH = 20, kLegendH = 24, kCaptionH = 20;
+const QColor kDiffMark(0x8e, 0x24, 0xaa);  // cells the compared drafter decided differently
+
+/// Default cell painting plus a purple frame on cells marked DiffersRole.
+class DiffMarkDelegate : public QStyledItemDelegate {
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+    void paint(QPainter* p, const QStyleOptionViewItem& option, const QModelIndex& index) const override {
+        QStyledItemDelegate::paint(p, option, index);
+        if (!index.data(BlockAgreementModel::DiffersRole).toBool()) return;
+        p->save();
+        p->setPen(QPen(kDiffMark, 2.5));
+        p->drawRect(QRectF(option.rect).adjusted(1.5, 1.5, -1.5, -1.5));
+        p->restore();
+    }
+};
+}  // namespace
 
 BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent)
     : QWidget(parent), selection_(selection), model_(new BlockAgreementModel(this)), table_(new QTableView(this)),
@@ -39,6 +55,7 @@ BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent
     table_->setSelectionBehavior(QAbstractItemView::SelectItems);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     table_->setWordWrap(false);
+    table_->setItemDelegate(new DiffMarkDelegate(table_));
     summary_->setText(tr("Rows: verify steps. Columns: block positions (0 = anchor). "
                          "Green accepted, red first rejection, grey drafted after the cut."));
     summary_->setWordWrap(true);
@@ -52,14 +69,25 @@ BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent
                 if (cur.isValid()) selection_->select(cur.row(), cur.column());
             });
     connect(selection_, &StepSelection::changed, this, &BlockAgreementView::onSelectionChanged);
-    connect(model_, &QAbstractItemModel::modelReset, this, [this] {
-        const auto& r = model_->run();
-        if (r.steps.empty()) return;
-        summary_->setText(tr("%1 verify steps, tau %2 (mean acceptance length, bonus token included). "
-                             "Green accepted, red first rejection, grey drafted after the cut.")
-                              .arg(r.steps.size()).arg(r.tau, 0, 'f', 3));
-    });
+    connect(model_, &QAbstractItemModel::modelReset, this, &BlockAgreementView::updateSummary);
     installExportMenu(table_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, model_);
+}
+
+void BlockAgreementView::setCaption(const QString& caption) {
+    caption_ = caption;
+    updateSummary();
+}
+
+void BlockAgreementView::updateSummary() {
+    const auto& r = model_->run();
+    if (r.steps.empty()) return;
+    QString text = tr("%1 verify steps, tau %2 (mean acceptance length, bonus token included). "
+                      "Green accepted, red first rejection, grey drafted after the cut.")
+                       .arg(r.steps.size()).arg(r.tau, 0, 'f', 3);
+    if (model_->hasComparison())  // the caption names the drafter and its tau
+        text = tr("Green accepted, red first rejection, grey after the cut. Purple frame: the other drafter "
+                  "decided this position differently (%1 cells).").arg(model_->differingCellCount());
+    summary_->setText(caption_.isEmpty() ? text : QStringLiteral("<b>%1</b><br/>%2").arg(caption_.toHtmlEscaped(), text));
 }
 
 void BlockAgreementView::onSelectionChanged(int step, int position) {
@@ -70,7 +98,9 @@ void BlockAgreementView::onSelectionChanged(int step, int position) {
 }
 
 QSize BlockAgreementView::gridSize() const {
-    return QSize(kHeaderW + model_->columnCount() * kCellW, kLegendH + kHeaderH + model_->rowCount() * kCellH);
+    const int caption = caption_.isEmpty() ? 0 : kCaptionH;
+    return QSize(std::max(kHeaderW + model_->columnCount() * kCellW, 5 * 130 + 8),
+                 caption + kLegendH + kHeaderH + model_->rowCount() * kCellH);
 }
 
 QSize BlockAgreementView::paintGrid(QPainter* p) const {
@@ -79,6 +109,16 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
     QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
     font.setPointSize(8);
     p->setFont(font);
+    const int top = caption_.isEmpty() ? 0 : kCaptionH;
+    if (!caption_.isEmpty()) {
+        QFont bold = font;
+        bold.setBold(true);
+        p->setFont(bold);
+        p->setPen(Qt::black);
+        p->drawText(QRect(4, 0, size.width() - 8, kCaptionH), Qt::AlignVCenter | Qt::AlignLeft, caption_);
+        p->setFont(font);
+    }
+    p->translate(0, top);
     // Legend.
     const std::pair<CellStatus, QString> legend[] = {{CellStatus::Anchor, tr("anchor")},
                                                      {CellStatus::Accepted, tr("accepted")},
@@ -91,6 +131,12 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
         p->drawRect(QRect(x, 4, 14, 14));
         p->drawText(QRect(x + 18, 2, 120, 18), Qt::AlignVCenter | Qt::AlignLeft, text);
         x += 130;
+    }
+    if (model_->hasComparison()) {
+        p->setPen(QPen(kDiffMark, 2.5));
+        p->drawRect(QRect(x, 4, 14, 14));
+        p->setPen(Qt::black);
+        p->drawText(QRect(x + 18, 2, 160, 18), Qt::AlignVCenter | Qt::AlignLeft, tr("other drafter differs"));
     }
     const int y0 = kLegendH;
     for (int c = 0; c < model_->columnCount(); ++c)
@@ -110,8 +156,13 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
             p->setPen(idx.data(Qt::ForegroundRole).value<QColor>());
             p->drawText(cell.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
                         p->fontMetrics().elidedText(idx.data().toString(), Qt::ElideRight, kCellW - 6));
+            if (idx.data(BlockAgreementModel::DiffersRole).toBool()) {
+                p->setPen(QPen(kDiffMark, 2.5));
+                p->drawRect(QRectF(cell).adjusted(1.5, 1.5, -1.5, -1.5));
+            }
         }
     }
+    p->translate(0, -top);
     return size;
 }
 
@@ -161,6 +212,7 @@ std::unique_ptr<QStandardItemModel> stepRecords(const BlockAgreementModel& m) {
     auto t = std::make_unique<QStandardItemModel>();
     t->setHorizontalHeaderLabels({"step", "position", "absolute_position", "drafted_id", "drafted_piece", "target_id",
                                   "status", "draft_prob", "target_prob_of_draft", "target_rank_in_draft_topk"});
+    if (m.hasComparison()) t->setHorizontalHeaderItem(10, new QStandardItem("differs_from_other_drafter"));
     static const char* kStatus[] = {"anchor", "accepted", "rejected", "after_cut"};
     for (int r = 0; r < m.rowCount(); ++r)
         for (int c = 0; c < m.columnCount(); ++c) {
@@ -179,6 +231,8 @@ std::unique_ptr<QStandardItemModel> stepRecords(const BlockAgreementModel& m) {
                                          num(idx.data(BlockAgreementModel::DraftProbRole)),
                                          num(idx.data(BlockAgreementModel::TargetProbRole)),
                                          num(idx.data(BlockAgreementModel::TargetRankRole))};
+            if (m.hasComparison())
+                row << new QStandardItem(idx.data(BlockAgreementModel::DiffersRole).toBool() ? "1" : "0");
             t->appendRow(row);
         }
     return t;
@@ -189,7 +243,8 @@ QStringList BlockAgreementView::exportAll(const QString& dir, QString* error) {
     QStringList written;
     const auto records = stepRecords(*model_);
     for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath("verify_steps." + fmt);
+        const QString path = QDir(dir).filePath(
+            (exportName_ == "block_agreement" ? QString("verify_steps") : "verify_steps" + exportName_.mid(15)) + "." + fmt);
         if (!exportTable(records.get(), path, error)) return written;
         written << path;
     }

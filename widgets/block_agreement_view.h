@@ -22,7 +22,14 @@ public:
     BlockAgreementModel* model() const { return model_; }
     QTableView* table() const { return table_; }
 
-    QString exportName() const override { return "block_agreement"; }
+    /// A line above the grid and its figure naming the drafter (e.g. "Drafter A: name,
+    /// tau 3.1"); empty = none. Used when two drafters are compared.
+    void setCaption(const QString& caption);
+    QString caption() const { return caption_; }
+    /// File base name of the exports (default "block_agreement").
+    void setExportName(const QString& name) { exportName_ = name; }
+
+    QString exportName() const override { return exportName_; }
     QStringList exportAll(const QString& dir, QString* error) override;
     /// Writes the whole grid (all rows, not just the visible ones) as png, svg or pdf.
     bool exportFigure(const QString& path, QString* error) const;
@@ -36,7 +43,10 @@ private:
     StepSelection* selection_;
     BlockAgreementModel* model_;
     QTableView* table_;
+    void updateSummary();
     QLabel* summary_;
+    QString caption_;
+    QString exportName_ = QStringLiteral("block_agreement");
 };
 
 }  // namespace draftscope

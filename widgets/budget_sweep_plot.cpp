@@ -1,5 +1,6 @@
 #include "budget_sweep_plot.h"
 
+#include "drafter_comparison.h"
 #include "figure_export.h"
 
 #include <qcustomplot.h>
@@ -16,7 +17,7 @@ namespace draftscope {
 
 BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)),
-      chainTau_(std::numeric_limits<double>::quiet_NaN()) {
+      chainTau_(std::numeric_limits<double>::quiet_NaN()), chainTauB_(std::numeric_limits<double>::quiet_NaN()) {
     setObjectName("BudgetSweepPlot");
     plot_->setObjectName("ddtree_budget_sweep");
     plot_->setMinimumHeight(200);
@@ -41,73 +42,127 @@ BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
 void BudgetSweepPlot::clear() { setRuns(RunResult{}, {}); }
 
 void BudgetSweepPlot::setRuns(const RunResult& chain, const std::vector<TreeRunResult>& trees) {
+    chain_ = chain;
+    trees_ = trees;
+    chainB_ = RunResult{};
+    treesB_.clear();
+    nameA_.clear();
+    nameB_.clear();
+    redraw();
+}
+
+void BudgetSweepPlot::setComparison(const RunResult& chainB, const std::vector<TreeRunResult>& treesB,
+                                    const QString& nameA, const QString& nameB) {
+    chainB_ = chainB;
+    treesB_ = treesB;
+    nameA_ = nameA;
+    nameB_ = nameB;
+    redraw();
+}
+
+void BudgetSweepPlot::redraw() {
     plot_->clearPlottables();
     plot_->clearItems();
     table_->clear();
-    table_->setHorizontalHeaderLabels({tr("run"), tr("budget"), tr("tau"), tr("steps"), tr("generated tokens")});
+    const bool compare = !chainB_.steps.empty() || !treesB_.empty();
+    QStringList header = {tr("run"), tr("budget"), tr("tau"), tr("steps"), tr("generated tokens")};
+    if (compare) header << tr("drafter");
+    table_->setHorizontalHeaderLabels(header);
     auto item = [](const QVariant& v) {
         auto* it = new QStandardItem;
         it->setData(v, Qt::DisplayRole);
         return it;
     };
-    budgets_.clear();
-    taus_.clear();
-    std::vector<const TreeRunResult*> sorted;
-    for (const auto& t : trees) sorted.push_back(&t);
-    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->budget < b->budget; });
-    for (const auto* t : sorted) {
-        budgets_ << t->budget;
-        taus_ << t->tau;
-        table_->appendRow({item(QStringLiteral("ddtree")), item(t->budget), item(t->tau),
-                           item(static_cast<qlonglong>(t->steps.size())),
-                           item(static_cast<qlonglong>(t->outputIds.size() - t->promptIds.size()))});
-    }
-    chainTau_ = chain.steps.empty() ? std::numeric_limits<double>::quiet_NaN() : chain.tau;
-    if (!chain.steps.empty())
-        table_->appendRow({item(QStringLiteral("chain")), item(QVariant()), item(chain.tau),
-                           item(static_cast<qlonglong>(chain.steps.size())),
-                           item(static_cast<qlonglong>(chain.outputIds.size() - chain.promptIds.size()))});
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    // Fills budgets/taus from one drafter's runs and appends its table rows.
+    auto collect = [&](const RunResult& chain, const std::vector<TreeRunResult>& trees, const QString& name,
+                       QVector<double>& budgets, QVector<double>& taus, double& chainTau) {
+        budgets.clear();
+        taus.clear();
+        std::vector<const TreeRunResult*> sorted;
+        for (const auto& t : trees) sorted.push_back(&t);
+        std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->budget < b->budget; });
+        auto row = [&](QList<QStandardItem*> r) {
+            if (compare) r << item(name);
+            table_->appendRow(r);
+        };
+        for (const auto* t : sorted) {
+            budgets << t->budget;
+            taus << t->tau;
+            row({item(QStringLiteral("ddtree")), item(t->budget), item(t->tau), item(static_cast<qlonglong>(t->steps.size())),
+                 item(static_cast<qlonglong>(t->outputIds.size() - t->promptIds.size()))});
+        }
+        chainTau = chain.steps.empty() ? nan : chain.tau;
+        if (!chain.steps.empty())
+            row({item(QStringLiteral("chain")), item(QVariant()), item(chain.tau),
+                 item(static_cast<qlonglong>(chain.steps.size())),
+                 item(static_cast<qlonglong>(chain.outputIds.size() - chain.promptIds.size()))});
+    };
+    collect(chain_, trees_, nameA_, budgets_, taus_, chainTau_);
+    chainTauB_ = nan;
+    budgetsB_.clear();
+    tausB_.clear();
+    if (compare) collect(chainB_, treesB_, nameB_, budgetsB_, tausB_, chainTauB_);
 
-    double lo = budgets_.isEmpty() ? 1 : budgets_.front(), hi = budgets_.isEmpty() ? 64 : budgets_.back();
+    QVector<double> all = budgets_ + budgetsB_;
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    double lo = all.isEmpty() ? 1 : all.front(), hi = all.isEmpty() ? 64 : all.back();
     lo = std::max(0.5, lo / 1.5);
     hi = std::max(hi * 1.5, lo * 4);
     QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
-    for (double b : budgets_) ticks->addTick(b, QString::number(b));
-    if (budgets_.isEmpty())
+    for (double b : all) ticks->addTick(b, QString::number(b));
+    if (all.isEmpty())
         for (double b : {1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0}) ticks->addTick(b, QString::number(b));
     plot_->xAxis->setTicker(ticks);
     plot_->xAxis->setRange(lo, hi);
 
     double ymax = 1;
-    for (double t : taus_) ymax = std::max(ymax, t);
-    if (!std::isnan(chainTau_)) ymax = std::max(ymax, chainTau_);
+    for (double t : taus_ + tausB_) ymax = std::max(ymax, t);
+    for (double c : {chainTau_, chainTauB_})
+        if (!std::isnan(c)) ymax = std::max(ymax, c);
     plot_->yAxis->setRange(0, std::ceil(ymax * 1.15 + 0.2));
 
-    auto* g = plot_->addGraph();
-    g->setName(tr("DDTree tau"));
-    g->setData(budgets_, taus_);
-    g->setPen(QPen(QColor(0x23, 0x8b, 0x45), 2));
-    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, QColor(0x23, 0x8b, 0x45), 8));
-    for (int i = 0; i < budgets_.size(); ++i) {
-        auto* label = new QCPItemText(plot_);
-        label->position->setCoords(budgets_[i], taus_[i]);
-        label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
-        label->setPadding(QMargins(0, 0, 0, 6));
-        label->setText(QString::number(taus_[i], 'f', 2));
-        label->setFont(QFont(font().family(), 8));
-    }
-    if (!std::isnan(chainTau_)) {
+    auto draw = [&](const QVector<double>& budgets, const QVector<double>& taus, double chainTau, const QString& who,
+                    const QColor& treeColor, const QColor& chainColor, bool below) {
+        auto* g = plot_->addGraph();
+        g->setName(who.isEmpty() ? tr("DDTree tau") : tr("%1: DDTree tau").arg(who));
+        g->setData(budgets, taus);
+        g->setPen(QPen(treeColor, 2));
+        g->setScatterStyle(QCPScatterStyle(below ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, treeColor, 8));
+        for (int i = 0; i < budgets.size(); ++i) {
+            auto* label = new QCPItemText(plot_);
+            label->position->setCoords(budgets[i], taus[i]);
+            label->setPositionAlignment(Qt::AlignHCenter | (below ? Qt::AlignTop : Qt::AlignBottom));
+            label->setPadding(below ? QMargins(0, 6, 0, 0) : QMargins(0, 0, 0, 6));
+            label->setText(QString::number(taus[i], 'f', 2));
+            label->setColor(who.isEmpty() ? Qt::black : treeColor.darker(130));
+            label->setFont(QFont(font().family(), 8));
+        }
+        if (std::isnan(chainTau)) return;
         // A two-point graph (not a straight-line item) so the legend names it.
         auto* c = plot_->addGraph();
-        c->setName(tr("chain (DFlash) tau %1").arg(chainTau_, 0, 'f', 3));
-        c->setData(QVector<double>{lo, hi}, QVector<double>{chainTau_, chainTau_});
-        c->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5, Qt::DashLine));
+        c->setName(who.isEmpty() ? tr("chain (DFlash) tau %1").arg(chainTau, 0, 'f', 3)
+                                 : tr("%1: chain (DFlash) tau %2").arg(who).arg(chainTau, 0, 'f', 3));
+        c->setData(QVector<double>{lo, hi}, QVector<double>{chainTau, chainTau});
+        c->setPen(QPen(chainColor, 1.5, below ? Qt::DotLine : Qt::DashLine));
         auto* label = new QCPItemText(plot_);
-        label->position->setCoords(lo, chainTau_);
-        label->setPositionAlignment(Qt::AlignLeft | Qt::AlignBottom);
-        label->setText(tr(" chain %1").arg(chainTau_, 0, 'f', 2));
-        label->setColor(QColor(0x1f, 0x77, 0xb4));
+        label->position->setCoords(lo, chainTau);
+        label->setPositionAlignment(Qt::AlignLeft | (below ? Qt::AlignTop : Qt::AlignBottom));
+        label->setText(who.isEmpty() ? tr(" chain %1").arg(chainTau, 0, 'f', 2)
+                                     : tr(" chain %1 %2").arg(who.left(1)).arg(chainTau, 0, 'f', 2));
+        label->setColor(chainColor);
         label->setFont(QFont(font().family(), 8));
+    };
+    // Two drafters: the legend is taller; top left is usually free (small budgets, low tau).
+    plot_->axisRect()->insetLayout()->setInsetAlignment(0, compare ? Qt::AlignLeft | Qt::AlignTop
+                                                                   : Qt::AlignRight | Qt::AlignBottom);
+    if (!compare) {
+        draw(budgets_, taus_, chainTau_, QString(), QColor(0x23, 0x8b, 0x45), QColor(0x1f, 0x77, 0xb4), false);
+    } else {
+        const bool bBelow = true;
+        draw(budgets_, taus_, chainTau_, tr("A (%1)").arg(nameA_), drafterColor(0), drafterColor(0).darker(130), false);
+        draw(budgetsB_, tausB_, chainTauB_, tr("B (%1)").arg(nameB_), drafterColor(1), drafterColor(1).darker(130), bBelow);
     }
     plot_->replot();
 }

@@ -20,8 +20,13 @@ class BudgetSweepPlot : public QWidget, public ExportableView {
     Q_OBJECT
 public:
     explicit BudgetSweepPlot(QWidget* parent = nullptr);
-    /// `chain` may have no steps (then no chain line is drawn).
+    /// `chain` may have no steps (then no chain line is drawn). Drops a comparison.
     void setRuns(const RunResult& chain, const std::vector<TreeRunResult>& trees);
+    /// Overlays drafter B (its chain run and DDTree runs on the same prompt) on the shown
+    /// runs (drafter A): B's sweep and chain line in a second colour, legends naming both.
+    /// The table gains a "drafter" column. An empty `chainB` and `treesB` remove it.
+    void setComparison(const RunResult& chainB, const std::vector<TreeRunResult>& treesB, const QString& nameA,
+                       const QString& nameB);
     void clear();
 
     /// The plotted points, in budget order.
@@ -29,6 +34,10 @@ public:
     const QVector<double>& taus() const { return taus_; }
     /// The chain's tau, or NaN when no chain run is shown.
     double chainTau() const { return chainTau_; }
+    /// Drafter B's points and chain tau (empty / NaN without a comparison).
+    const QVector<double>& budgetsB() const { return budgetsB_; }
+    const QVector<double>& tausB() const { return tausB_; }
+    double chainTauB() const { return chainTauB_; }
     QCustomPlot* plot() const { return plot_; }
     QStandardItemModel* table() const { return table_; }
 
@@ -36,10 +45,14 @@ public:
     QStringList exportAll(const QString& dir, QString* error) override;
 
 private:
+    void redraw();
     QCustomPlot* plot_;
     QStandardItemModel* table_;
-    QVector<double> budgets_, taus_;
-    double chainTau_;
+    RunResult chain_, chainB_;
+    std::vector<TreeRunResult> trees_, treesB_;
+    QString nameA_, nameB_;
+    QVector<double> budgets_, taus_, budgetsB_, tausB_;
+    double chainTau_, chainTauB_;
 };
 
 }  // namespace draftscope

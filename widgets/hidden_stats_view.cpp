@@ -67,6 +67,11 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     auto* content = new QWidget(stack_);
     auto* v = new QVBoxLayout(content);
     v->setContentsMargins(4, 4, 4, 4);
+    caption_ = new QLabel(content);
+    caption_->setObjectName(QStringLiteral("hiddenStatsCaption"));
+    caption_->setWordWrap(true);
+    caption_->setVisible(false);
+    v->addWidget(caption_);
 
     // Line plot controls and summary.
     auto* controls = new QHBoxLayout;
@@ -565,5 +570,12 @@ QStringList HiddenStatsView::exportAll(const QString& dir, QString* error) {
     }
     return written;
 }
+
+void HiddenStatsView::setCaption(const QString& text) {
+    caption_->setText(text);
+    caption_->setVisible(!text.isEmpty());
+}
+
+QString HiddenStatsView::caption() const { return caption_->text(); }
 
 }  // namespace draftscope

@@ -69,6 +69,10 @@ public:
     QString placeholderText() const;
     /// Replaces the placeholder's text (e.g. to say how to compute the statistics).
     void setPlaceholderText(const QString& text);
+    /// A note above the plots (e.g. which of two compared drafters the series belong to);
+    /// empty hides it.
+    void setCaption(const QString& text);
+    QString caption() const;
 
     QCustomPlot* linePlot() const { return linePlot_; }
     QCustomPlot* histogramPlot() const { return histPlot_; }
@@ -111,6 +115,7 @@ private:
     QStackedWidget* stack_ = nullptr;
     QLabel* placeholder_ = nullptr;
     QLabel* summary_ = nullptr;
+    QLabel* caption_ = nullptr;
     QComboBox* statCombo_ = nullptr;
     QComboBox* seriesCombo_ = nullptr;
     QCheckBox* lineLog_ = nullptr;

@@ -18,11 +18,8 @@ OutputStripView::OutputStripView(StepSelection* selection, QWidget* parent)
     setObjectName("OutputStripView");
     browser_->setOpenLinks(false);
     browser_->setOpenExternalLinks(false);
-    QString legend;
-    for (auto o : {TokenOrigin::Prompt, TokenOrigin::AcceptedDraft, TokenOrigin::Bonus})
-        legend += QStringLiteral("<span style='background-color:%1'>&nbsp;%2&nbsp;</span> ")
-                      .arg(OutputTokenModel::colorOf(o).name(), OutputTokenModel::nameOf(o));
-    legend_->setText(legend + tr(" &nbsp;Click a token to select the step that committed it."));
+    legend_->setWordWrap(true);
+    updateLegend();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(legend_);
@@ -38,6 +35,7 @@ OutputStripView::OutputStripView(StepSelection* selection, QWidget* parent)
 void OutputStripView::setRun(const RunResult& run, const std::vector<QString>& pieces) {
     run_ = run;
     model_->setRun(run, pieces);
+    updateLegend();
     render();
 }
 
@@ -45,6 +43,35 @@ void OutputStripView::clear() {
     run_ = RunResult{};
     model_->clear();
     browser_->clear();
+    updateLegend();
+}
+
+void OutputStripView::setComparison(const RunResult& other, const QString& nameA, const QString& nameB) {
+    nameA_ = nameA;
+    nameB_ = nameB;
+    model_->setAcceptedBy(other.steps.empty() ? std::vector<AcceptedBy>{} : acceptedBy(run_, other));
+    updateLegend();
+    render();
+}
+
+void OutputStripView::updateLegend() {
+    QString legend;
+    auto swatch = [](const QColor& c, const QString& text) {
+        return QStringLiteral("<span style='background-color:%1'>&nbsp;%2&nbsp;</span> ").arg(c.name(), text.toHtmlEscaped());
+    };
+    if (model_->hasComparison()) {
+        legend = tr("Accepted from whose draft: ");
+        for (auto o : {AcceptedBy::Prompt, AcceptedBy::Both, AcceptedBy::AOnly, AcceptedBy::BOnly, AcceptedBy::Neither})
+            legend += swatch(draftscope::colorOf(o), draftscope::nameOf(o));
+        legend += tr(" &nbsp;(A: %1, B: %2; the output is the same for both.)").arg(nameA_.toHtmlEscaped(), nameB_.toHtmlEscaped());
+    } else {
+        for (auto o : {TokenOrigin::Prompt, TokenOrigin::AcceptedDraft, TokenOrigin::Bonus})
+            legend += swatch(OutputTokenModel::colorOf(o), OutputTokenModel::nameOf(o));
+        legend += tr(" &nbsp;Click a token to select the step that committed it.");
+    }
+    // With two drafters the legend is part of the document, so exported figures carry it.
+    legend_->setText(legend);
+    legend_->setVisible(!model_->hasComparison());
 }
 
 void OutputStripView::activateToken(int i) {
@@ -56,16 +83,19 @@ void OutputStripView::activateToken(int i) {
 
 void OutputStripView::render() {
     const int selected = selection_->step();
-    QString html = QStringLiteral("<div style='font-family:monospace; line-height:150%'>");
+    QString html;
+    if (model_->hasComparison()) html += QStringLiteral("<p>%1</p>").arg(legend_->text());
+    html += QStringLiteral("<div style='font-family:monospace; line-height:150%'>");
     for (int i = 0; i < model_->rowCount(); ++i) {
-        const auto origin = model_->originOf(i);
+        const QColor background = model_->hasComparison() ? draftscope::colorOf(model_->acceptedByOf(i))
+                                                          : OutputTokenModel::colorOf(model_->originOf(i));
         QString text = model_->pieceOf(i).toHtmlEscaped();
         const bool newline = text.contains('\n');
         text.replace(' ', "&nbsp;").replace('\t', "&nbsp;&nbsp;&nbsp;&nbsp;").replace('\n', QStringLiteral("\u21b5"));
         const bool hot = selected >= 0 && model_->stepOf(i) == selected;
         html += QStringLiteral("<a href='tok:%1' style='text-decoration:none; color:%2; background-color:%3;%4'>%5</a>")
                     .arg(i)
-                    .arg(hot ? "#000000" : "#202020", OutputTokenModel::colorOf(origin).name(),
+                    .arg(hot ? "#000000" : "#202020", background.name(),
                          hot ? " font-weight:bold; text-decoration:underline;" : "", text);
         if (newline) html += "<br/>";
     }

@@ -22,6 +22,10 @@ public:
     QTextBrowser* browser() const { return browser_; }
     void setRun(const RunResult& run, const std::vector<QString>& pieces);
     void clear();
+    /// Colours every token by which drafter accepted it (acceptedBy(): A and B, A only,
+    /// B only, neither) instead of by origin; `other` is drafter B's run on the same prompt
+    /// (this view shows A's steps). An empty `other` returns to the single-drafter colours.
+    void setComparison(const RunResult& other, const QString& nameA, const QString& nameB);
     /// Selects the step that committed token `tokenIndex` (what a click does).
     void activateToken(int tokenIndex);
 
@@ -30,11 +34,13 @@ public:
 
 private:
     void render();
+    void updateLegend();
     StepSelection* selection_;
     OutputTokenModel* model_;
     QTextBrowser* browser_;
     QLabel* legend_;
     RunResult run_;
+    QString nameA_, nameB_;
 };
 
 }  // namespace draftscope

@@ -7,6 +7,7 @@ OutputTokenModel::OutputTokenModel(QObject* parent) : QAbstractTableModel(parent
 void OutputTokenModel::setRun(const RunResult& run, const std::vector<QString>& pieces) {
     beginResetModel();
     rows_.clear();
+    acceptedBy_.clear();
     pieces_ = pieces;
     const auto P = run.promptIds.size();
     for (std::size_t i = 0; i < run.outputIds.size(); ++i)
@@ -29,7 +30,20 @@ void OutputTokenModel::clear() {
     beginResetModel();
     rows_.clear();
     pieces_.clear();
+    acceptedBy_.clear();
     endResetModel();
+}
+
+void OutputTokenModel::setAcceptedBy(const std::vector<AcceptedBy>& acceptedBy) {
+    beginResetModel();
+    acceptedBy_ = acceptedBy;
+    acceptedBy_.resize(acceptedBy.empty() ? 0 : rows_.size(), AcceptedBy::Prompt);
+    endResetModel();
+}
+
+AcceptedBy OutputTokenModel::acceptedByOf(int i) const {
+    const auto k = static_cast<std::size_t>(i);
+    return k < acceptedBy_.size() ? acceptedBy_[k] : AcceptedBy::Prompt;
 }
 
 int OutputTokenModel::stepOf(int i) const { return i >= 0 && i < rowCount() ? rows_[static_cast<std::size_t>(i)].step : -1; }
@@ -60,12 +74,15 @@ QString OutputTokenModel::nameOf(TokenOrigin o) {
 int OutputTokenModel::rowCount(const QModelIndex& parent) const {
     return parent.isValid() ? 0 : static_cast<int>(rows_.size());
 }
-int OutputTokenModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+int OutputTokenModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount + (hasComparison() ? 1 : 0);
+}
 
 QVariant OutputTokenModel::data(const QModelIndex& index, int role) const {
-    if (!index.isValid() || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
+    if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
     const auto& r = rows_[static_cast<std::size_t>(index.row())];
     if (role == OriginRole) return static_cast<int>(r.origin);
+    if (role == AcceptedByRole) return hasComparison() ? QVariant(static_cast<int>(acceptedByOf(index.row()))) : QVariant();
     if (role == StepRole) return r.step;
     if (role == Qt::BackgroundRole) return colorOf(r.origin);
     if (role == Qt::ToolTipRole)
@@ -78,6 +95,7 @@ QVariant OutputTokenModel::data(const QModelIndex& index, int role) const {
         case PieceColumn: return pieceOf(index.row());
         case OriginColumn: return nameOf(r.origin);
         case StepColumn: return r.step >= 0 ? QVariant(r.step + 1) : QVariant(QString());
+        case AcceptedByColumn: return draftscope::nameOf(acceptedByOf(index.row()));
     }
     return {};
 }
@@ -90,6 +108,7 @@ QVariant OutputTokenModel::headerData(int section, Qt::Orientation orientation, 
         case PieceColumn: return tr("piece");
         case OriginColumn: return tr("origin");
         case StepColumn: return tr("step");
+        case AcceptedByColumn: return hasComparison() ? tr("accepted_by") : QVariant();
     }
     return {};
 }

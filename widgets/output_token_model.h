@@ -2,6 +2,7 @@
 // Table model of the committed output: one row per token with where it came from.
 
 #include "draftscope/run_types.h"
+#include "drafter_comparison.h"
 
 #include <QAbstractTableModel>
 #include <QColor>
@@ -22,12 +23,19 @@ class OutputTokenModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { IndexColumn, TokenColumn, PieceColumn, OriginColumn, StepColumn, ColumnCount };
-    enum Role { OriginRole = Qt::UserRole + 1, StepRole };
+    /// AcceptedByColumn exists only while a comparison is set (setAcceptedBy()).
+    enum Column2 { AcceptedByColumn = ColumnCount };
+    enum Role { OriginRole = Qt::UserRole + 1, StepRole, AcceptedByRole };
 
     explicit OutputTokenModel(QObject* parent = nullptr);
     /// `pieces[i]` is the display text of run.outputIds[i] (may be shorter: ids are shown).
     void setRun(const RunResult& run, const std::vector<QString>& pieces);
     void clear();
+    /// Which drafter accepted each token (acceptedBy() of this run and the compared run),
+    /// shown in an extra column "accepted_by"; empty = no comparison. setRun() clears it.
+    void setAcceptedBy(const std::vector<AcceptedBy>& acceptedBy);
+    bool hasComparison() const { return !acceptedBy_.empty(); }
+    AcceptedBy acceptedByOf(int tokenIndex) const;
 
     /// Verify step (0-based) that committed token i, -1 for prompt tokens and the first
     /// anchor, which the prefill committed.
@@ -50,6 +58,7 @@ private:
     };
     std::vector<Row> rows_;
     std::vector<QString> pieces_;
+    std::vector<AcceptedBy> acceptedBy_;
 };
 
 }  // namespace draftscope

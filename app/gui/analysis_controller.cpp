@@ -54,6 +54,14 @@ private:
             engine_ = std::make_unique<Engine>();
             const auto target = engine_->loadTarget(r.targetDir.toStdString(), opt);
             const auto drafter = engine_->loadDrafter(r.drafterDir.toStdString());
+            if (!r.drafterBDir.isEmpty()) {
+                try {
+                    const auto drafterB = engine_->loadDrafter(r.drafterBDir.toStdString());
+                    emit c_->comparisonDrafterLoaded(drafterB);
+                } catch (const std::exception& e) {
+                    throw Error("drafter B: " + std::string(e.what()));
+                }
+            }
             emit c_->modelsLoaded(target, drafter);
         } catch (const std::exception& e) {
             engine_.reset();
@@ -68,59 +76,41 @@ private:
         }
         emit c_->analysisStarted(id);
         try {
-            auto b = std::make_shared<RunBundle>();
-            b->requestId = id;
-            b->prompt = r.prompt;
-            b->target = engine_->targetSummary();
-            b->drafter = engine_->drafterSummary(r.settings.drafter);
-            const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
-            emit c_->stageChanged(id, QStringLiteral("chain (DFlash)"));
-            b->run = engine_->run(r.prompt, r.settings, progress, &c_->cancel_);
-            PromptSpec ids;
-            ids.kind = PromptSpec::Kind::Ids;
-            ids.ids = b->run.promptIds;
-            try {  // the run stands even if the statistics fail (e.g. non-finite activations)
-                b->hiddenStats = engine_->hiddenStateStats(ids, r.settings.drafter);
-            } catch (const std::exception& e) {
-                emit c_->failed("hidden states", QString::fromStdString(e.what()));
-            }
-            // DDTree runs on the same prompt; Cancelled propagates (the whole analysis stops).
-            for (std::size_t i = 0; i < r.ddtreeBudgets.size(); ++i) {
-                const int budget = r.ddtreeBudgets[i];
-                emit c_->stageChanged(id, QStringLiteral("DDTree budget %1 (%2 of %3)").arg(budget).arg(i + 1)
-                                              .arg(r.ddtreeBudgets.size()));
-                try {
-                    b->treeRuns.push_back(engine_->runTree(r.prompt, r.settings, budget, progress, &c_->cancel_));
-                } catch (const Cancelled&) {
-                    throw;
-                } catch (const std::exception& e) {  // e.g. a hybrid target, or temperature > 0
-                    emit c_->failed("ddtree", QStringLiteral("budget %1: %2").arg(budget).arg(QString::fromStdString(e.what())));
-                    break;
-                }
-            }
+            // Drafter B (index 1) runs after A on the same prompt when two drafters are loaded.
+            const bool compare = engine_->drafterCount() > 1 && r.settings.drafter == 0;
+            auto b = analyseWith(id, r, r.settings.drafter, compare ? QStringLiteral("drafter A: ") : QString());
+            std::shared_ptr<RunBundle> other;
+            if (compare) other = analyseWith(id, r, 1, QStringLiteral("drafter B: "));
             const Tokenizer* tok = engine_->tokenizer();
             auto pieceOf = [tok](std::int64_t id) {
                 return tok ? QString::fromStdString(tok->tokenPiece(id)) : QString("#%1").arg(id);
             };
-            for (auto id : b->run.outputIds) b->pieces.push_back(pieceOf(id));
             auto note = [&](std::int64_t id) {
                 if (!b->tokenPieces.count(id)) b->tokenPieces.emplace(id, pieceOf(id));
             };
-            for (auto id : b->run.outputIds) note(id);
-            for (const auto& st : b->run.steps) {
-                note(st.anchor);
-                for (auto id : st.drafted) note(id);
-                for (auto id : st.targetTokens) note(id);
-                for (const auto& top : st.draftTopIds)
-                    for (auto id : top) note(id);
-            }
-            for (const auto& tr : b->treeRuns) {
-                for (auto id : tr.outputIds) note(id);
-                for (const auto& st : tr.steps) {
-                    for (auto id : st.tokens) note(id);
-                    for (auto id : st.targetChoice) note(id);
-                    note(st.bonusToken);
+            for (RunBundle* x : {b.get(), other.get()}) {
+                if (!x) continue;
+                for (auto id : x->run.outputIds) x->pieces.push_back(pieceOf(id));
+                for (auto id : x->run.outputIds) note(id);
+                for (const auto& st : x->run.steps) {
+                    note(st.anchor);
+                    for (auto id : st.drafted) note(id);
+                    for (auto id : st.targetTokens) note(id);
+                    for (const auto& top : st.draftTopIds)
+                        for (auto id : top) note(id);
                 }
+                for (const auto& tr : x->treeRuns) {
+                    for (auto id : tr.outputIds) note(id);
+                    for (const auto& st : tr.steps) {
+                        for (auto id : st.tokens) note(id);
+                        for (auto id : st.targetChoice) note(id);
+                        note(st.bonusToken);
+                    }
+                }
+            }
+            if (other) {
+                other->tokenPieces = b->tokenPieces;
+                b->comparison = other;
             }
             emit c_->analysisFinished(b);
         } catch (const Cancelled&) {
@@ -128,6 +118,45 @@ private:
         } catch (const std::exception& e) {
             emit c_->failed("analysis", QString::fromStdString(e.what()));
         }
+    }
+
+    /// The chain run, hidden-state statistics and DDTree runs of drafter `drafter`;
+    /// `stagePrefix` goes before every stage name. Throws Cancelled and the run's errors.
+    std::shared_ptr<RunBundle> analyseWith(quint64 id, const AnalysisRequest& r, int drafter, const QString& stagePrefix) {
+        RunSettings settings = r.settings;
+        settings.drafter = drafter;
+        auto b = std::make_shared<RunBundle>();
+        b->requestId = id;
+        b->prompt = r.prompt;
+        b->target = engine_->targetSummary();
+        b->drafter = engine_->drafterSummary(drafter);
+        const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
+        emit c_->stageChanged(id, stagePrefix + QStringLiteral("chain (DFlash)"));
+        b->run = engine_->run(r.prompt, settings, progress, &c_->cancel_);
+        PromptSpec ids;
+        ids.kind = PromptSpec::Kind::Ids;
+        ids.ids = b->run.promptIds;
+        try {  // the run stands even if the statistics fail (e.g. non-finite activations)
+            b->hiddenStats = engine_->hiddenStateStats(ids, drafter);
+        } catch (const std::exception& e) {
+            emit c_->failed("hidden states", stagePrefix + QString::fromStdString(e.what()));
+        }
+        // DDTree runs on the same prompt; Cancelled propagates (the whole analysis stops).
+        for (std::size_t i = 0; i < r.ddtreeBudgets.size(); ++i) {
+            const int budget = r.ddtreeBudgets[i];
+            emit c_->stageChanged(id, stagePrefix + QStringLiteral("DDTree budget %1 (%2 of %3)").arg(budget).arg(i + 1)
+                                          .arg(r.ddtreeBudgets.size()));
+            try {
+                b->treeRuns.push_back(engine_->runTree(r.prompt, settings, budget, progress, &c_->cancel_));
+            } catch (const Cancelled&) {
+                throw;
+            } catch (const std::exception& e) {  // e.g. a hybrid target, or temperature > 0
+                emit c_->failed("ddtree", stagePrefix + QStringLiteral("budget %1: %2").arg(budget)
+                                              .arg(QString::fromStdString(e.what())));
+                break;
+            }
+        }
+        return b;
     }
 
     void doAttention(const RunBundlePtr& bundle, int step) {

@@ -23,6 +23,8 @@ namespace draftscope {
 struct ModelRequest {
     QString targetDir;
     QString drafterDir;
+    /// Optional second drafter (B) to compare with drafter A on every analysis; empty = none.
+    QString drafterBDir;
     QString device = "cpu";
     QString dtype = "float32";
 };
@@ -46,11 +48,13 @@ public:
     bool isBusy() const { return busy_.load(); }
 
 public slots:
-    /// Loads target + drafter (replacing the current ones). Supersedes a pending load.
+    /// Loads target + drafter (+ drafter B if request.drafterBDir is set), replacing the
+    /// current ones. Supersedes a pending load.
     void loadModels(const draftscope::ModelRequest& request);
     /// Runs the DFlash loop, the hidden-state statistics and the DDTree loop for each of
-    /// request.ddtreeBudgets. Supersedes a pending analysis; returns the request id carried
-    /// by analysisFinished().
+    /// request.ddtreeBudgets. With a drafter B loaded it runs all of them for A, then for B
+    /// on the same prompt (RunBundle::comparison). Supersedes a pending analysis; returns
+    /// the request id carried by analysisFinished().
     quint64 analyse(const draftscope::AnalysisRequest& request);
     /// Recomputes the drafter's attention at `step` of `bundle`'s run (a finished analysis
     /// of the currently loaded models). Supersedes a pending attention request.
@@ -61,10 +65,13 @@ public slots:
 
 signals:
     void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter);
+    /// Emitted right before modelsLoaded() when ModelRequest::drafterBDir was loaded too.
+    void comparisonDrafterLoaded(const draftscope::ModelSummary& drafterB);
     void analysisStarted(quint64 requestId);
     void progress(quint64 requestId, qint64 done, qint64 total);
-    /// The analysis moved to another run: "chain (DFlash)" or "DDTree budget N (i of n)";
-    /// the progress() that follows counts that run's tokens.
+    /// The analysis moved to another run: "chain (DFlash)" or "DDTree budget N (i of n)",
+    /// prefixed "drafter A: " / "drafter B: " when comparing; the progress() that follows
+    /// counts that run's tokens.
     void stageChanged(quint64 requestId, const QString& stage);
     void analysisFinished(const draftscope::RunBundlePtr& bundle);
     /// `requestId` is that of the analysis whose run the attention belongs to.

@@ -4,6 +4,8 @@
 //   draftscope R.dsresults              open a results file (draftscope-cli eval --out) as a recorded run
 //   draftscope R.dsresults --export-figures DIR [--results-prompt ID] [--results-drafter N]
 //                                       write the recorded prompt's views and the cross-prompt plots, exit
+//   draftscope --target T --drafter A --drafter B [--prompt-file F]
+//                                       compare drafter A with drafter B on the same target and prompt
 //   draftscope [--demo] [--ddtree-budget N]... --export-figures DIR [--target D --drafter D --prompt T]
 //                                       run, write every view as PNG/SVG/PDF (+ tables) to DIR, exit
 // Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
@@ -57,7 +59,8 @@ int main(int argc, char** argv) {
     cli.addVersionOption();
     QCommandLineOption demo("demo", "Open with the shipped demo target + drafter and a sample prompt, and run it.");
     QCommandLineOption target("target", "Target model directory.", "dir");
-    QCommandLineOption drafter("drafter", "DFlash drafter directory.", "dir");
+    QCommandLineOption drafter("drafter", "DFlash drafter directory; given twice, the second is drafter B, compared "
+                               "with the first on every analysis.", "dir");
     QCommandLineOption prompt("prompt", "Prompt text (raw).", "text");
     QCommandLineOption promptFile("prompt-file", "Read the prompt text from a file.", "file");
     QCommandLineOption chat("chat", "Wrap the prompt as a ChatML user turn.");
@@ -107,7 +110,13 @@ int main(int argc, char** argv) {
         if (f.open(QIODevice::ReadOnly)) promptText = QString::fromUtf8(f.readAll());
     }
     if (cli.isSet(target)) models.targetDir = cli.value(target);
-    if (cli.isSet(drafter)) models.drafterDir = cli.value(drafter);
+    const QStringList drafters = cli.values(drafter);
+    if (drafters.size() > 2) {
+        std::fprintf(stderr, "error: --drafter can be given at most twice (drafter A, then drafter B to compare)\n");
+        return 2;
+    }
+    if (!drafters.isEmpty()) models.drafterDir = drafters[0];
+    if (drafters.size() == 2) models.drafterBDir = drafters[1];
     if (cli.isSet(prompt)) promptText = cli.value(prompt);
     if (cli.isSet(promptFile)) {
         QFile f(cli.value(promptFile));
@@ -149,6 +158,7 @@ int main(int argc, char** argv) {
     if (!promptText.isEmpty()) window.promptPanel()->setPromptText(promptText);
     if (!models.targetDir.isEmpty()) window.modelPanel()->setTargetDir(models.targetDir);
     if (!models.drafterDir.isEmpty()) window.modelPanel()->setDrafterDir(models.drafterDir);
+    if (!models.drafterBDir.isEmpty()) window.modelPanel()->setDrafterBDir(models.drafterBDir);
 
     if (exporting && !resultsPath.isEmpty()) {
         window.resize(1600, 1000);

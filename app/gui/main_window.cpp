@@ -3,6 +3,8 @@
 #include "acceptance_plots.h"
 #include "acceptance_tree_view.h"
 #include "budget_sweep_plot.h"
+#include "comparison_summary_view.h"
+#include "drafter_comparison.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 #include "attention_view.h"
@@ -20,6 +22,10 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
+#include <QLabel>
+#include <QSplitter>
+#include <QToolBar>
 #include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
@@ -65,7 +71,6 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     log_->setReadOnly(true);
     log_->setMaximumBlockCount(5000);
 
-    setCentralWidget(blockView_);
     addDock(modelPanel_, tr("Models"), "modelsDock", Qt::LeftDockWidgetArea);
     addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea);
     addDock(stripView_, tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
@@ -86,6 +91,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     acc->raise();
     tabifyDockWidget(findChild<QDockWidget*>("outputDock"), logDock);
     findChild<QDockWidget*>("outputDock")->raise();
+    createComparisonViews();
     createMenus();
     resize(1560, 960);
 
@@ -278,9 +284,11 @@ void MainWindow::loadModels(const ModelRequest& r) {
     }
     modelPanel_->setTargetDir(r.targetDir);
     modelPanel_->setDrafterDir(r.drafterDir);
+    modelPanel_->setDrafterBDir(r.drafterBDir);
     pendingModels_ = r;
     modelPanel_->setStatus(tr("Loading..."));
     log(tr("loading target %1, drafter %2 (%3, %4)").arg(r.targetDir, r.drafterDir, r.device, r.dtype));
+    if (!r.drafterBDir.isEmpty()) log(tr("loading drafter B %1 to compare with").arg(r.drafterBDir));
     controller_->loadModels(r);
 }
 
@@ -314,6 +322,7 @@ void MainWindow::clearResult() {
     treeView_->clear();
     sweep_->clear();
     maskView_->clearTreeStep();
+    clearComparison();
 }
 
 void MainWindow::showResult(const RunBundlePtr& b) {
@@ -337,6 +346,7 @@ void MainWindow::showResult(const RunBundlePtr& b) {
     treeView_->setRuns(b->treeRuns, [b](std::int64_t id) { return b->pieceOf(id); });
     sweep_->setRuns(b->run, b->treeRuns);
     statusBar()->showMessage(tr("tau %1 over %2 verify steps%3").arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()).arg(trees));
+    showComparison(b);
     selection_->clear();
     if (!b->run.steps.empty()) selection_->select(0, 1);
 }
@@ -352,19 +362,24 @@ std::vector<QString> MainWindow::piecesUpTo(std::int64_t length) const {
 void MainWindow::onSelection(int step, int position) {
     Q_UNUSED(position);
     if (!last_ || step < 0 || step >= static_cast<int>(last_->run.steps.size())) return;
-    const auto& st = last_->run.steps[static_cast<std::size_t>(step)];
-    maskView_->setInferenceContext(st.start, last_->run.blockSize, piecesUpTo(st.start + last_->run.blockSize));
+    // The detail views show drafter A's step, or drafter B's step covering the same position.
+    const RunBundlePtr d = detailBundle();
+    step = detailStep(step);
+    if (step < 0) return;
+    const auto& st = d->run.steps[static_cast<std::size_t>(step)];
+    maskView_->setInferenceContext(st.start, d->run.blockSize, piecesUpTo(st.start + d->run.blockSize));
     treeView_->showPosition(st.start);  // the tree step that verified this chain step's anchor
     if (step != attentionStep_) {  // the attention depends on the step only, not the position
         attentionStep_ = step;
         if (const QString why = attentionUnavailableReason(); !why.isEmpty()) attentionView_->setPlaceholder(why);
-        else controller_->requestAttention(last_, step);
+        else controller_->requestAttention(d, step);
     }
 }
 
 QList<ExportableView*> MainWindow::exportableViews() const {
     QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_, treeView_, sweep_};
     if (results_) views << aggregate_ << resultsPanel_;  // a results file is open
+    if (isComparing()) views << blockViewB_ << summaryView_;  // block_agreement_b, ab_summary
     return views;
 }
 
@@ -471,6 +486,169 @@ void MainWindow::closeEvent(QCloseEvent* e) {
     s.setValue("window/state", saveState());
     controller_->cancel();
     QMainWindow::closeEvent(e);
+}
+
+// ---- Drafter A vs B ---------------------------------------------------------------------
+
+void MainWindow::createComparisonViews() {
+    // Centre: A's grid, and B's grid to its right while comparing.
+    selectionB_ = new StepSelection(this);
+    blockViewB_ = new BlockAgreementView(selectionB_, this);
+    blockViewB_->setObjectName("BlockAgreementViewB");
+    blockViewB_->setExportName("block_agreement_b");
+    blockViewB_->hide();
+    grids_ = new QSplitter(Qt::Horizontal, this);
+    grids_->setObjectName("gridSplitter");
+    grids_->addWidget(blockView_);
+    grids_->addWidget(blockViewB_);
+    setCentralWidget(grids_);
+    // The two grids select the step that covers the same absolute position.
+    auto link = [this](StepSelection* from, StepSelection* to, bool fromA) {
+        connect(from, &StepSelection::changed, this, [this, to, fromA](int step, int position) {
+            if (linkingSelections_ || !isComparing()) return;
+            const RunResult& src = fromA ? last_->run : last_->comparison->run;
+            const RunResult& dst = fromA ? last_->comparison->run : last_->run;
+            if (step < 0 || step >= static_cast<int>(src.steps.size())) return;
+            const auto pos = src.steps[static_cast<std::size_t>(step)].start + std::max(position, 0);
+            const int other = chainStepCovering(dst, pos);
+            if (other < 0) return;
+            linkingSelections_ = true;
+            to->select(other, static_cast<int>(std::clamp<std::int64_t>(pos - dst.steps[static_cast<std::size_t>(other)].start,
+                                                                        0, dst.blockSize - 1)));
+            linkingSelections_ = false;
+        });
+    };
+    link(selection_, selectionB_, true);
+    link(selectionB_, selection_, false);
+
+    summaryView_ = new ComparisonSummaryView(this);
+    auto* summaryDock = addDock(summaryView_, tr("A vs B"), "comparisonDock", Qt::RightDockWidgetArea);
+    tabifyDockWidget(findChild<QDockWidget*>("ddtreeSweepDock"), summaryDock);
+    summaryDock->hide();
+    findChild<QDockWidget*>("acceptanceDock")->raise();
+
+    compareBar_ = addToolBar(tr("Compare"));
+    compareBar_->setObjectName("compareToolBar");
+    compareBar_->addWidget(new QLabel(tr(" Detail views (DDTree, masks, attention, hidden states) show: "), compareBar_));
+    detailCombo_ = new QComboBox(compareBar_);
+    detailCombo_->setObjectName("detailDrafter");
+    detailCombo_->addItems({tr("drafter A"), tr("drafter B")});
+    detailCombo_->setToolTip(tr("Which drafter's DDTree runs, inference mask, attention and hidden-state statistics the "
+                                "detail views show; the grid, output, acceptance plots and budget sweep show both"));
+    compareBar_->addWidget(detailCombo_);
+    compareBar_->hide();
+    connect(detailCombo_, &QComboBox::currentIndexChanged, this, [this] { showDetailViews(); });
+
+    // Drafter B's configuration under A's in the Models panel.
+    auto drafterB = std::make_shared<ModelSummary>();
+    connect(controller_, &AnalysisController::comparisonDrafterLoaded, this, [this, drafterB](const ModelSummary& d) {
+        *drafterB = d;
+        log(tr("loaded drafter B %1").arg(QString::fromStdString(d.directory)));
+        for (const auto& w : d.warnings) log(tr("warning: drafter B: %1").arg(QString::fromStdString(w)));
+    });
+    connect(controller_, &AnalysisController::modelsLoaded, this, [this, drafterB](const ModelSummary&, const ModelSummary&) {
+        if (pendingModels_.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
+        const ModelSummary& d = *drafterB;
+        QString ids;
+        for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
+        modelPanel_->setStatus(modelPanel_->status() +
+                               tr("\nDrafter B (compare): %1 layers, block %2, tapped layers [%3]%4, mask token %5")
+                                   .arg(d.numLayers).arg(d.blockSize).arg(ids)
+                                   .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId));
+        *drafterB = ModelSummary{};
+    });
+}
+
+bool MainWindow::isComparing() const { return last_ && last_->comparison; }
+
+int MainWindow::detailDrafter() const { return detailCombo_ ? detailCombo_->currentIndex() : 0; }
+
+void MainWindow::setDetailDrafter(int which) { detailCombo_->setCurrentIndex(which == 1 ? 1 : 0); }
+
+RunBundlePtr MainWindow::detailBundle() const {
+    return isComparing() && detailDrafter() == 1 ? last_->comparison : last_;
+}
+
+int MainWindow::detailStep(int stepA) const {
+    const RunBundlePtr d = detailBundle();
+    if (!d || d == last_) return stepA;
+    if (selectionB_->step() >= 0 && selectionB_->step() < static_cast<int>(d->run.steps.size())) return selectionB_->step();
+    if (stepA < 0 || stepA >= static_cast<int>(last_->run.steps.size())) return -1;
+    return chainStepCovering(d->run, last_->run.steps[static_cast<std::size_t>(stepA)].start);
+}
+
+void MainWindow::showComparison(const RunBundlePtr& b) {
+    const RunBundlePtr c = b ? b->comparison : nullptr;
+    if (!c) {
+        clearComparison();
+        return;
+    }
+    const auto [nameA, nameB] = drafterNames(QString::fromStdString(b->drafter.directory),
+                                             QString::fromStdString(c->drafter.directory));
+    auto pieceOf = [b](std::int64_t id) { return b->pieceOf(id); };
+    selection_->clear();  // showResult() selects the first step once both runs are shown
+    blockView_->setCaption(tr("Drafter A: %1   tau %2, %3 steps").arg(nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
+    blockView_->model()->setComparison(c->run, tr("B (%1)").arg(nameB));
+    blockViewB_->model()->setRun(c->run, pieceOf);
+    blockViewB_->model()->setComparison(b->run, tr("A (%1)").arg(nameA));
+    blockViewB_->setCaption(tr("Drafter B: %1   tau %2, %3 steps").arg(nameB).arg(c->run.tau, 0, 'f', 3).arg(c->run.steps.size()));
+    blockViewB_->show();
+    stripView_->setComparison(c->run, nameA, nameB);
+    acceptance_->setComparison(c->run, nameA, nameB);
+    sweep_->setComparison(c->run, c->treeRuns, nameA, nameB);
+    summaryView_->setComparison({nameA, b->drafter, b->run, b->treeRuns}, {nameB, c->drafter, c->run, c->treeRuns});
+    findChild<QDockWidget*>("comparisonDock")->show();
+    compareBar_->show();
+    selectionB_->clear();
+    log(tr("analysis %1: drafter B %2: %3 steps, tau %4 (%5 ms); outputs %6")
+            .arg(b->requestId).arg(nameB).arg(c->run.steps.size()).arg(c->run.tau, 0, 'f', 3)
+            .arg(c->run.timing.totalMs, 0, 'f', 0)
+            .arg(c->run.outputIds == b->run.outputIds ? tr("identical") : tr("differ (sampling)")));
+    for (const auto& t : c->treeRuns)
+        log(tr("analysis %1: drafter B: DDTree budget %2: %3 steps, tau %4").arg(b->requestId).arg(t.budget)
+                .arg(t.steps.size()).arg(t.tau, 0, 'f', 3));
+    statusBar()->showMessage(tr("A (%1): tau %2 over %3 steps   |   B (%4): tau %5 over %6 steps")
+                                 .arg(nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size())
+                                 .arg(nameB).arg(c->run.tau, 0, 'f', 3).arg(c->run.steps.size()));
+    showDetailViews();
+}
+
+void MainWindow::clearComparison() {
+    if (!blockViewB_) return;
+    blockView_->setCaption(QString());
+    blockViewB_->model()->clear();
+    blockViewB_->setCaption(QString());
+    blockViewB_->hide();
+    selectionB_->clear();
+    summaryView_->clear();
+    findChild<QDockWidget*>("comparisonDock")->hide();
+    compareBar_->hide();
+    statsView_->setCaption(QString());
+    const QSignalBlocker block(detailCombo_);
+    detailCombo_->setCurrentIndex(0);
+}
+
+void MainWindow::showDetailViews() {
+    if (!last_) return;
+    const RunBundlePtr d = detailBundle();
+    const QString who = isComparing() ? (d == last_ ? tr("drafter A") : tr("drafter B")) : QString();
+    treeView_->setRuns(d->treeRuns, [d](std::int64_t id) { return d->pieceOf(id); });
+    statsView_->setStats(d->hiddenStats, piecesUpTo(static_cast<std::int64_t>(d->run.promptIds.size())));
+    if (isComparing()) {
+        QString ids[2];
+        for (int i = 0; i < 2; ++i)
+            for (auto id : (i == 0 ? last_ : last_->comparison)->drafter.targetLayerIds)
+                ids[i] += (ids[i].isEmpty() ? "" : ", ") + QString::number(id);
+        statsView_->setCaption(
+            tr("Showing %1's series. The tapped layers are the target's own hidden states: identical for A and B "
+               "wherever both tap the layer (A taps [%2], B taps [%3]); only the \"drafter context\" series "
+               "(fc + hidden_norm) belongs to the drafter. Switch drafters in the Compare toolbar.")
+                .arg(who, ids[0], ids[1]));
+    }
+    maskView_->setTrainingExample(64, d->drafter.blockSize, {8, 29});
+    attentionView_->clear();
+    attentionStep_ = -1;
+    onSelection(selection_->step(), selection_->position());
 }
 
 }  // namespace draftscope

@@ -9,14 +9,18 @@
 
 #include <functional>
 
+class QComboBox;
 class QPlainTextEdit;
 class QDockWidget;
+class QSplitter;
+class QToolBar;
 
 namespace draftscope {
 
 class AcceptancePlots;
 class AcceptanceTreeView;
 class BudgetSweepPlot;
+class ComparisonSummaryView;
 class AttentionView;
 class BlockAgreementView;
 class ExportableView;
@@ -48,6 +52,16 @@ public:
     HiddenStatsView* hiddenStatsView() const { return statsView_; }
     AcceptanceTreeView* treeView() const { return treeView_; }
     BudgetSweepPlot* budgetSweepPlot() const { return sweep_; }
+    // Drafter A vs B (shown while the last result has a comparison):
+    /// Drafter B's block agreement grid (next to A's), with its own step selection.
+    BlockAgreementView* blockAgreementViewB() const { return blockViewB_; }
+    StepSelection* selectionB() const { return selectionB_; }
+    ComparisonSummaryView* comparisonSummary() const { return summaryView_; }
+    /// Which drafter the detail views (DDTree, masks, attention, hidden states) show: 0 = A, 1 = B.
+    int detailDrafter() const;
+    void setDetailDrafter(int which);
+    /// Whether the last result compares two drafters.
+    bool isComparing() const;
     QList<ExportableView*> exportableViews() const;
     const RunBundlePtr& lastResult() const { return last_; }
     QString logText() const;
@@ -109,6 +123,16 @@ private:
     void log(const QString& line);
     void reportError(const QString& operation, const QString& message);
     std::vector<QString> piecesUpTo(std::int64_t length) const;
+    // Drafter A vs B.
+    void createComparisonViews();  ///< B's grid next to A's (central splitter), summary dock, A/B toolbar
+    void showComparison(const RunBundlePtr& b);
+    void clearComparison();
+    /// The bundle the detail views show (A = last_, or B = last_->comparison).
+    RunBundlePtr detailBundle() const;
+    /// Step of detailBundle()'s run for A's step `stepA` (the step covering its anchor).
+    int detailStep(int stepA) const;
+    /// Refills the DDTree, budget-independent detail views for the detail drafter.
+    void showDetailViews();
 
     bool dialogs_;
     AnalysisController* controller_;
@@ -123,6 +147,13 @@ private:
     HiddenStatsView* statsView_;
     AcceptanceTreeView* treeView_;
     BudgetSweepPlot* sweep_;
+    QSplitter* grids_ = nullptr;
+    BlockAgreementView* blockViewB_ = nullptr;
+    StepSelection* selectionB_ = nullptr;
+    ComparisonSummaryView* summaryView_ = nullptr;
+    QToolBar* compareBar_ = nullptr;
+    QComboBox* detailCombo_ = nullptr;
+    bool linkingSelections_ = false;
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
     RunBundlePtr last_;

@@ -1,5 +1,6 @@
 #include "gui/model_panel.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -48,6 +49,14 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     drafter_ = dirCombo(this, "recent/drafters");
     drafter_->setObjectName("drafterDir");
     drafter_->setToolTip(tr("DFlash drafter directory (config.json with dflash_config, model.safetensors)"));
+    compare_ = new QCheckBox(tr("Compare with drafter B"), this);
+    compare_->setObjectName("compareDrafters");
+    compare_->setToolTip(tr("Run every analysis with a second drafter on the same target and prompt: every view "
+                            "shows A and B side by side or overlaid, with differences marked"));
+    drafterB_ = dirCombo(this, "recent/draftersB");
+    drafterB_->setObjectName("drafterBDir");
+    drafterB_->setToolTip(tr("Drafter B: the DFlash drafter to compare with drafter A (e.g. a reference drafter, or "
+                             "another training step)"));
     device_ = new QComboBox(this);
     device_->addItems({"cpu", "cuda"});
     dtype_ = new QComboBox(this);
@@ -59,6 +68,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     auto* form = new QFormLayout(this);
     form->addRow(tr("Target"), withBrowse(this, target_, tr("Target model directory")));
     form->addRow(tr("Drafter"), withBrowse(this, drafter_, tr("DFlash drafter directory")));
+    form->addRow(compare_);
+    drafterBRow_ = withBrowse(this, drafterB_, tr("Drafter B directory"));
+    form->addRow(tr("Drafter B"), drafterBRow_);
+    drafterBRow_->setEnabled(false);
+    connect(compare_, &QCheckBox::toggled, drafterBRow_, &QWidget::setEnabled);
     form->addRow(tr("Device"), device_);
     form->addRow(tr("Dtype"), dtype_);
     form->addRow(load_);
@@ -70,6 +84,7 @@ ModelRequest ModelPanel::request() const {
     ModelRequest r;
     r.targetDir = target_->currentText().trimmed();
     r.drafterDir = drafter_->currentText().trimmed();
+    if (compare_->isChecked()) r.drafterBDir = drafterB_->currentText().trimmed();
     r.device = device_->currentText();
     r.dtype = dtype_->currentText();
     return r;
@@ -77,7 +92,13 @@ ModelRequest ModelPanel::request() const {
 
 void ModelPanel::setTargetDir(const QString& dir) { target_->setCurrentText(dir); }
 void ModelPanel::setDrafterDir(const QString& dir) { drafter_->setCurrentText(dir); }
+void ModelPanel::setDrafterBDir(const QString& dir) {
+    drafterB_->setCurrentText(dir);
+    compare_->setChecked(!dir.isEmpty());
+}
+bool ModelPanel::isComparing() const { return compare_->isChecked(); }
 void ModelPanel::setStatus(const QString& text) { status_->setText(text); }
+QString ModelPanel::status() const { return status_->text(); }
 
 void ModelPanel::rememberRecent(const ModelRequest& r) {
     QSettings s;
@@ -95,6 +116,7 @@ void ModelPanel::rememberRecent(const ModelRequest& r) {
     };
     push("recent/targets", r.targetDir, target_);
     push("recent/drafters", r.drafterDir, drafter_);
+    if (!r.drafterBDir.isEmpty()) push("recent/draftersB", r.drafterBDir, drafterB_);
 }
 
 }  // namespace draftscope

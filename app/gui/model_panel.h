@@ -1,10 +1,12 @@
 #pragma once
-// Model selection: target and drafter directories (with recent entries), device, dtype.
+// Model selection: target and drafter directories (with recent entries), an optional second
+// drafter (B) to compare with, device, dtype.
 
 #include "gui/analysis_controller.h"
 
 #include <QWidget>
 
+class QCheckBox;
 class QComboBox;
 class QPushButton;
 class QLabel;
@@ -18,9 +20,14 @@ public:
     ModelRequest request() const;
     void setTargetDir(const QString& dir);
     void setDrafterDir(const QString& dir);
+    /// Sets drafter B's directory and turns comparing on (off for an empty `dir`).
+    void setDrafterBDir(const QString& dir);
+    /// Whether "Compare with drafter B" is on (request().drafterBDir is then B's field).
+    bool isComparing() const;
     /// Shows what is loaded (or an error) under the form.
     void setStatus(const QString& text);
-    /// Adds both directories to the recent lists in QSettings.
+    QString status() const;
+    /// Adds the directories to the recent lists in QSettings (drafter B has its own list).
     void rememberRecent(const ModelRequest& r);
 
 signals:
@@ -29,6 +36,9 @@ signals:
 private:
     QComboBox* target_;
     QComboBox* drafter_;
+    QCheckBox* compare_;
+    QComboBox* drafterB_;
+    QWidget* drafterBRow_;
     QComboBox* device_;
     QComboBox* dtype_;
     QPushButton* load_;

@@ -15,7 +15,8 @@ namespace draftscope {
 
 /// A finished analysis: the DFlash (chain) run, the DDTree runs (one per requested budget,
 /// in budget order), the hidden-state statistics of the prompt, the display piece of every
-/// output token, and the models it ran with.
+/// output token, and the models it ran with. When two drafters are loaded, this bundle is
+/// drafter A's and `comparison` holds drafter B's analysis of the same prompt.
 struct RunBundle {
     quint64 requestId = 0;
     PromptSpec prompt;
@@ -32,6 +33,11 @@ struct RunBundle {
     }
     ModelSummary target;
     ModelSummary drafter;
+    /// Drafter B's analysis of the same prompt (null when one drafter is loaded): its own
+    /// run, treeRuns, hiddenStats, pieces and drafter; requestId, prompt, target and
+    /// tokenPieces (which cover both runs) equal this bundle's; its `comparison` is null.
+    /// Code that shows one drafter ignores it.
+    std::shared_ptr<const RunBundle> comparison;
 };
 
 using RunBundlePtr = std::shared_ptr<const RunBundle>;
