@@ -129,6 +129,12 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     RunBundlePtr b;
     try {
         b = bundleFromResults(*results_, static_cast<std::size_t>(prompt), drafter, id);
+        if (results_->drafters.size() >= 2) {
+            // Two drafters recorded: the other one is drafter B of the side-by-side views.
+            auto withB = std::make_shared<RunBundle>(*b);
+            withB->comparison = bundleFromResults(*results_, static_cast<std::size_t>(prompt), drafter == 0 ? 1 : 0, id);
+            b = withB;
+        }
     } catch (const std::exception& e) {
         reportError("open results", QString::fromStdString(e.what()));
         return;
