@@ -336,12 +336,30 @@ private slots:
         row("huge storage", sd([](Pickle& p) { p.tensor("0", 0x7fffffff, 0, {3}, {1}); }), "more than the whole file");
         row("complex storage", sd([](Pickle& p) { p.tensor("0", 9, 0, {3}, {1}, "ComplexFloatStorage"); }), "torch.ComplexFloatStorage");
         row("no state dict", Pickle().op('}').str("step").i(3).op('s').stop(), "no state dict");
+        {
+            // One 1 MiB string memoised, then fetched 400 times: 400 MiB of values from 1 MiB.
+            Pickle p;
+            p.str(std::string(1 << 20, 'x')).op('q').op('\0');
+            for (int k = 0; k < 400; ++k) p.op('h').op('\0');
+            row("value amplification", p.stop(), "MiB of values");
+        }
+
     }
     void badPicklesGiveClearErrors() {
         QFETCH(QByteArray, pickle);
         QFETCH(QString, words);
         const auto msg = errorFor(pickle.toStdString(), "bad");
         QVERIFY2(msg.contains(words) && msg.contains("bad.pt"), qPrintable(msg));
+    }
+
+    // 100 names for views of one 4 MiB storage: a 4 MiB file that would expand to 400 MiB.
+    void overlappingViewsAreBounded() {
+        Pickle p;
+        p.global("collections", "OrderedDict").op(')').op('R').op('(');
+        p.str("t0").tensor("0", 1 << 20, 0, {1024, 1024}, {1024, 1}).op('q').op('\x01');
+        for (int k = 1; k < 100; ++k) p.str("t" + std::to_string(k)).op('h').op('\x01');
+        const auto msg = errorFor(p.op('u').stop().b, "views", std::string(std::size_t{4} << 20, '\0'));
+        QVERIFY2(msg.contains("overlapping views") && msg.contains("views.pt"), qPrintable(msg));
     }
 
     void mutatedPicklesNeverCrash() {

@@ -158,6 +158,9 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     connect(controller_, &AnalysisController::analysisFinished, this, &MainWindow::showResult);
     connect(controller_, &AnalysisController::attentionReady, this, [this](quint64 id, const DrafterAttention& a) {
         if (!last_ || id != last_->requestId) return;  // belongs to an older run
+        // A and B share the request id: keep only the answer for the drafter and step shown now.
+        const RunBundlePtr shown = detailBundle();
+        if (!shown || a.step != attentionStep_ || a.drafter != shown->run.settings.drafter) return;
         // Keys: context positions 0..start-1, the anchor at start, then MASK rows.
         const auto start = a.queryPositions.empty() ? 0 : a.queryPositions.front();
         std::vector<QString> pieces = piecesUpTo(start + 1);

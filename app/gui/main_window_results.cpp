@@ -151,6 +151,9 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
 
 QString MainWindow::attentionUnavailableReason() const {
     if (!last_ || !(last_->requestId & kRecordedRequestBit) || !results_) return {};
+    if (detailBundle() != last_)
+        return tr("recorded run: drafter attention is recomputed for the shown drafter only; choose this drafter "
+                  "under 'Show drafter' in the Results panel and load its models");
     const int d = resultsPanel_->currentDrafter();
     if (const QString missing = recordedModelsMissingReason(*results_, d); !missing.isEmpty()) return missing;
     if (loadedTarget_ != canonicalDir(results_->target.summary.directory) ||

@@ -25,6 +25,8 @@ RunBundlePtr bundleFromResults(const ResultsFile& r, std::size_t prompt, int dra
     b->requestId = requestId;
     b->prompt = p.prompt;
     b->run = dr.run;
+    // "Load recorded models" loads the shown drafter alone, as engine drafter 0.
+    b->run.settings.drafter = 0;
     b->treeRuns = dr.trees;
     b->hiddenStats = dr.hiddenStats;
     for (const auto& [id, piece] : r.tokenPieces) b->tokenPieces.emplace(id, QString::fromStdString(piece));

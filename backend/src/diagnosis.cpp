@@ -21,7 +21,8 @@ namespace fs = std::filesystem;
 constexpr double kShiftRatio = 1.5;        // first slot: next-position match over same-position match
 constexpr double kShiftMinRate = 0.10;     // ... with at least this next-position match rate
 constexpr double kLeakGain = 0.3;          // probe tau with the anchor feature minus without
-constexpr double kLeakRatio = 1.25;        // ... and their ratio
+constexpr double kLeakRatio = 1.25;        // ... and their ratio,
+constexpr double kLeakMaxTau = 1.5;        // ... for a drafter that is poor without the feature
 constexpr double kLowTau = 1.3;            // chain tau below this: acceptance collapse
 constexpr std::size_t kRepetitionWindow = 4;  // first drafted slots checked for a 3-token run
 constexpr double kRepetitionMin = 0.5;        // blocks with such a run, at least
@@ -128,7 +129,8 @@ void staticChecks(DrafterDiagnosis& d, const DrafterConfig& c, const ModelSummar
             if (id == m) {
                 add(d, "mask-token-is-special", Severity::Warning,
                     "mask_token_id " + std::to_string(m) + " is also the " + name + " token: the drafter cannot tell a "
-                    "masked slot from a real " + name + ", and drafts of " + name + " stop generation early",
+                    "masked slot from a real " + name + (name == "eos" ? ", and drafted eos tokens end generation early"
+                                                                        : " in its input"),
                     {{"mask_token_id", double(m)}});
                 break;
             }
@@ -198,6 +200,12 @@ ProbeStats probeStats(const std::vector<TeacherForcedDrafts>& probes) {
 }
 
 void patternChecks(DrafterDiagnosis& d) {
+    if (d.samePositionMatch.empty()) {  // no probe ran (see "probe-skipped")
+        if (d.tau < kLowTau)
+            add(d, "low-acceptance", Severity::Warning, "tau " + fmt(d.tau) + ": drafts are almost never accepted",
+                {{"tau", d.tau}});
+        return;
+    }
     // Label shift shows most clearly in the first drafted slot, where a correct drafter is
     // most often right; later slots converge to the same low rates either way.
     const double same = d.samePositionMatch.empty() ? 0.0 : d.samePositionMatch[0];
@@ -212,7 +220,7 @@ void patternChecks(DrafterDiagnosis& d) {
              {"mean_next_position_match", mean(d.nextPositionMatch)},
              {"mean_same_position_match", mean(d.samePositionMatch)}});
     const double gain = d.probeTauAnchorFeature - d.probeTau;
-    if (gain > kLeakGain && d.probeTauAnchorFeature > kLeakRatio * d.probeTau)
+    if (d.probeTau > 0 && d.probeTau < kLeakMaxTau && gain > kLeakGain && d.probeTauAnchorFeature > kLeakRatio * d.probeTau)
         add(d, "context-leak", Severity::Error,
             "the drafter accepts " + fmt(d.probeTauAnchorFeature) + " tokens per block when the anchor's own target "
                 "feature is added to its context and only " + fmt(d.probeTau) +
@@ -315,6 +323,12 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                 if (progress) progress(++done, total);
             }
             d.tau = mean(d.promptTaus);
+            if (plain.empty())
+                add(d, "probe-skipped", Severity::Info,
+                    "the teacher-forced probe needs at least " + std::to_string(d.summary.blockSize) +
+                        " generated tokens per prompt; with --max-new " + std::to_string(settings.maxNewTokens) +
+                        " the label-shift, context-leak and repetition checks did not run",
+                    {{"max_new_tokens", double(settings.maxNewTokens)}, {"block_size", double(d.summary.blockSize)}});
             const auto a = probeStats(plain), b = probeStats(withAnchor);
             d.probeTau = a.tau;
             d.probeTauAnchorFeature = b.tau;

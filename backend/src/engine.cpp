@@ -502,6 +502,7 @@ DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int dr
                                        draftCache, /*keepAttention=*/true);
         DrafterAttention a;
         a.step = step;
+        a.drafter = drafterIndex;
         a.numLayers = static_cast<std::int64_t>(out.attention.size());
         a.numHeads = out.attention.front().size(0);
         a.numQueries = B;

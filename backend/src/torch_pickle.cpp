@@ -415,7 +415,16 @@ private:
     }
 
     std::size_t base() const { return marks_.empty() ? 0 : marks_.back(); }
-    void push(Value v) { stack_.push_back(std::move(v)); }
+    void push(Value v) {
+        // Every pushed value costs memory; a tiny file could otherwise DUP/BINGET one long
+        // string or container millions of times. Real state-dict pickles stay far below this.
+        pushedBytes_ += sizeof(Value) + (v.kind == Value::Kind::String ? v.s.size() : 0);
+        if (pushedBytes_ > budget())
+            fail("the pickle would need more than " + std::to_string(budget() >> 20) +
+                 " MiB of values (a pickle of " + std::to_string(n_) + " bytes cannot describe a real state dict that large)");
+        stack_.push_back(std::move(v));
+    }
+    std::size_t budget() const { return 64 * n_ + (std::size_t{256} << 20); }
     Value pop() {
         if (stack_.size() <= base())
             fail(stack_.empty() ? "stack underflow (an opcode needs a value, the stack is empty)"
@@ -471,6 +480,9 @@ private:
                   full == "torch._utils._rebuild_parameter";
         if (module == "torch")
             for (const auto& st : kStorageTypes) ok = ok || name == st.name;
+        if (!ok && module == "torch" && name.size() > 7 && name.compare(name.size() - 7, 7, "Storage") == 0)
+            throw Error("'" + ar_.path_ + "' holds a tensor of storage type " + printable(full) +
+                        ", a dtype draftscope does not read (it reads float, bfloat16, half, double and integer/bool tensors)");
         if (!ok)
             throw Error("'" + ar_.path_ + "' holds a Python object of class " + printable(full) +
                         ", which draftscope does not load from an untrusted checkpoint (unpickling it would run code "
@@ -603,6 +615,7 @@ private:
         v.s = key;
         return v;
     }
+    std::size_t pushedBytes_ = 0;
 };
 
 Archive::Archive(const std::string& path) : path_(path) {

@@ -116,11 +116,22 @@ TrainingCheckpoint readTrainingCheckpoint(const std::string& path) {
             stripped = true;
         }
     }
+    std::error_code sizeError;
+    const std::uint64_t fileBytes = std::filesystem::file_size(path, sizeError);
+    std::uint64_t materialized = 0;
     for (auto& e : entries) {
         if (ck.tensors.count(e.first))
             throw Error("state-dict key '" + e.first + "' appears twice in '" + path + "' after stripping '" +
                         ck.strippedPrefix + "'");
         at::Tensor t = archive.tensor(*e.second);
+        // Views of one storage each become their own copy: bound the total, or a small file
+        // of many overlapping views could demand terabytes. Tied weights stay well inside.
+        materialized += static_cast<std::uint64_t>(t.numel()) * t.element_size();
+        if (materialized > 4 * fileBytes + (std::uint64_t{64} << 20))
+            throw Error("the state dict of '" + path + "' expands to more than " +
+                        std::to_string((4 * fileBytes + (std::uint64_t{64} << 20)) >> 20) + " MiB at entry '" + e.first +
+                        "' (a file of " + std::to_string(fileBytes >> 20) +
+                        " MiB): its tensors are overlapping views of the same data, refused");
         try {
             t = t.contiguous();
         } catch (const c10::Error&) {

@@ -34,8 +34,11 @@ struct DrafterDiagnosis {
     /// Teacher-forced probe on the target's greedy continuations (TeacherForcedDrafts):
     double probeTau = 0;              ///< mean 1 + leading matches, context [0, a)
     double probeTauAnchorFeature = 0; ///< the same with the anchor's own feature in the context
-    std::vector<double> samePositionMatch;  ///< [B-1] P(draft j == token at block position j)
-    std::vector<double> nextPositionMatch;  ///< [B-1] P(draft j == token at block position j+1)
+    /// [B-1] per drafted slot j (0-based; row j of the draft logits, block position j+1):
+    /// P(draft == the token at block position j+1), its own position ...
+    std::vector<double> samePositionMatch;
+    /// ... and P(draft == the token at block position j+2), one position later.
+    std::vector<double> nextPositionMatch;
     double draftRepetition = 0;       ///< fraction of blocks with one token 3 times in a row in the first 4 slots
     double referenceRepetition = 0;   ///< the same over the target's own continuation
     std::vector<Finding> findings;

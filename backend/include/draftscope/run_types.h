@@ -146,6 +146,7 @@ struct TeacherForcedDrafts {
 /// tokens (the context at that step is every committed position before the anchor).
 struct DrafterAttention {
     int step = -1;
+    int drafter = -1;  ///< engine index of the drafter it was computed with
     std::int64_t numLayers = 0, numHeads = 0, numQueries = 0, numKeys = 0;
     std::vector<std::int64_t> queryPositions;  ///< [B] absolute positions of the block rows
     std::vector<std::int64_t> keyPositions;    ///< [K] context positions 0..start-1, then the block's
