@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <csignal>
 #include <iostream>
@@ -89,12 +90,15 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
     if (!budgets.empty()) {
         runJson["ddtree"] = nlohmann::json::array();
         std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
-        std::cout << "  chain (DFlash)    tau " << run.tau << " over " << run.steps.size() << " steps\n";
+        char line[128];
+        std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", "chain (DFlash)", run.tau, run.steps.size());
+        std::cout << line;
         for (int b : budgets) {
             const auto tree = engine.runTree(spec, settings, b, progress, &g_cancel);
             if (tty) std::cerr << "\r\033[K";
-            std::cout << "  budget " << b << (b < 10 ? "  " : b < 100 ? " " : "") << "        tau " << tree.tau
-                      << " over " << tree.steps.size() << " steps\n";
+            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", ("budget " + std::to_string(b)).c_str(),
+                          tree.tau, tree.steps.size());
+            std::cout << line;
             runJson["ddtree"].push_back(toJson(tree));
         }
     }

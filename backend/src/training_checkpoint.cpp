@@ -5,7 +5,9 @@
 
 #include "torch_pickle.h"
 
+#include <dirent.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -164,6 +166,22 @@ DType safetensorsDType(at::ScalarType t, const std::string& name) {
 }
 }  // namespace
 
+namespace {
+/// Removes the staged directory with plain POSIX calls: pip's libtorch.so carries its own
+/// copy of std::filesystem::remove_all, which crashes when it binds to our call (seen with
+/// torch 2.11). The directory holds only the files written here (and maybe a temp file).
+void removeStagedDir(const std::string& dir) {
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* e = ::readdir(d)) {
+            const std::string name = e->d_name;
+            if (name != "." && name != "..") ::unlink((dir + "/" + name).c_str());
+        }
+        ::closedir(d);
+    }
+    ::rmdir(dir.c_str());
+}
+}  // namespace
+
 StagedCheckpointDir::StagedCheckpointDir(const TrainingCheckpoint& checkpoint, const std::string& configPath) {
     const std::string config = readFileToString(configPath);
     std::string pattern = (fs::temp_directory_path() / "draftscope-ckpt-XXXXXX").string();
@@ -179,15 +197,11 @@ StagedCheckpointDir::StagedCheckpointDir(const TrainingCheckpoint& checkpoint, c
         }
         w.write(dir_ + "/model.safetensors");
     } catch (...) {
-        std::error_code ec;
-        fs::remove_all(dir_, ec);
+        removeStagedDir(dir_);
         throw;
     }
 }
 
-StagedCheckpointDir::~StagedCheckpointDir() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-}
+StagedCheckpointDir::~StagedCheckpointDir() { removeStagedDir(dir_); }
 
 }  // namespace draftscope
