@@ -9,14 +9,11 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
-#include <QImage>
 #include <QItemSelectionModel>
 #include <QLabel>
 #include <QPainter>
-#include <QPdfWriter>
 #include <QStandardItemModel>
 #include <QStyledItemDelegate>
-#include <QSvgGenerator>
 
 #include <memory>
 #include <QTableView>
@@ -167,42 +164,7 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
 }
 
 bool BlockAgreementView::exportFigure(const QString& path, QString* error) const {
-    const QString fmt = QFileInfo(path).suffix().toLower();
-    const QSize size = gridSize();
-    bool ok = true;
-    if (fmt == "png") {
-        QImage img(size * 2, QImage::Format_ARGB32);
-        img.setDevicePixelRatio(2.0);
-        QPainter p(&img);
-        paintGrid(&p);
-        p.end();
-        ok = img.save(path, "PNG");
-    } else if (fmt == "svg") {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(size);
-        gen.setViewBox(QRect(QPoint(0, 0), size));
-        QPainter p;
-        ok = p.begin(&gen);
-        if (ok) paintGrid(&p);
-    } else if (fmt == "pdf") {
-        QPdfWriter pdf(path);
-        pdf.setCreator("draftscope");
-        pdf.setResolution(72);
-        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter p;
-        ok = p.begin(&pdf);
-        if (ok) paintGrid(&p);
-    } else {
-        if (error) *error = tr("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path);
-        return false;
-    }
-    if (!ok || QFileInfo(path).size() == 0) {
-        if (error) *error = tr("could not write '%1'").arg(path);
-        return false;
-    }
-    return true;
+    return exportPainted(gridSize(), [this](QPainter& p) { paintGrid(&p); }, path, error);
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #include <QTextDocument>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <QWidget>
 
@@ -78,15 +79,15 @@ bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int widt
     return checkWritten(path, error);
 }
 
-bool exportWidget(QWidget* widget, const QString& path, QString* error) {
+bool exportPainted(const QSize& size, const std::function<void(QPainter&)>& paint, const QString& path,
+                   QString* error) {
     const QString fmt = suffixOf(path);
-    const QSize size = widget->size().isEmpty() ? widget->sizeHint() : widget->size();
     if (fmt == "png") {
         QImage image(size * 2, QImage::Format_ARGB32);
         image.setDevicePixelRatio(2.0);
         image.fill(Qt::white);
         QPainter p(&image);
-        widget->render(&p);
+        paint(p);
         p.end();
         if (!image.save(path, "PNG")) return fail(error, QStringLiteral("could not write '%1'").arg(path));
     } else if (fmt == "svg") {
@@ -96,17 +97,17 @@ bool exportWidget(QWidget* widget, const QString& path, QString* error) {
         gen.setViewBox(QRect(QPoint(0, 0), size));
         QPainter p;
         if (!p.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        widget->render(&p);
+        paint(p);
         p.end();
     } else if (fmt == "pdf") {
         QPdfWriter pdf(path);
         pdf.setCreator("draftscope");
+        pdf.setResolution(72);
         pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        pdf.setResolution(72);
         QPainter p;
         if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        widget->render(&p);
+        paint(p);
         p.end();
     } else {
         return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
@@ -114,83 +115,32 @@ bool exportWidget(QWidget* widget, const QString& path, QString* error) {
     return checkWritten(path, error);
 }
 
+bool exportWidget(QWidget* widget, const QString& path, QString* error) {
+    const QSize size = widget->size().isEmpty() ? widget->sizeHint() : widget->size();
+    return exportPainted(size, [&](QPainter& p) { widget->render(&p); }, path, error);
+}
+
 bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin) {
     const QRectF source = scene->itemsBoundingRect().adjusted(-margin, -margin, margin, margin);
     const QSize size = source.size().toSize().expandedTo(QSize(1, 1));
-    const QString fmt = suffixOf(path);
     auto paint = [&](QPainter& p) {
         p.setRenderHint(QPainter::Antialiasing);
         p.setRenderHint(QPainter::TextAntialiasing);
         p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
         scene->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), source, Qt::KeepAspectRatio);
     };
-    if (fmt == "png") {
-        QImage image(size * 2, QImage::Format_ARGB32);
-        image.setDevicePixelRatio(2.0);
-        QPainter p(&image);
-        paint(p);
-        p.end();
-        if (!image.save(path, "PNG")) return fail(error, QStringLiteral("could not write '%1'").arg(path));
-    } else if (fmt == "svg") {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(size);
-        gen.setViewBox(QRect(QPoint(0, 0), size));
-        QPainter p;
-        if (!p.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        paint(p);
-    } else if (fmt == "pdf") {
-        QPdfWriter pdf(path);
-        pdf.setCreator("draftscope");
-        pdf.setResolution(72);
-        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter p;
-        if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        paint(p);
-    } else {
-        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
-    }
-    return checkWritten(path, error);
+    return exportPainted(size, paint, path, error);
 }
 
 bool exportDocument(const QTextDocument& source, const QString& path, QString* error, int width) {
     std::unique_ptr<QTextDocument> doc(source.clone());
     doc->setTextWidth(width);
     const QSize size(width, static_cast<int>(std::ceil(doc->size().height())));
-    const QString fmt = suffixOf(path);
     auto paint = [&](QPainter& p) {
         p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
         doc->drawContents(&p);
     };
-    if (fmt == "png") {
-        QImage image(size * 2, QImage::Format_ARGB32);
-        image.setDevicePixelRatio(2.0);
-        QPainter p(&image);
-        paint(p);
-        p.end();
-        if (!image.save(path, "PNG")) return fail(error, QStringLiteral("could not write '%1'").arg(path));
-    } else if (fmt == "svg") {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(size);
-        gen.setViewBox(QRect(QPoint(0, 0), size));
-        QPainter p;
-        if (!p.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        paint(p);
-    } else if (fmt == "pdf") {
-        QPdfWriter pdf(path);
-        pdf.setCreator("draftscope");
-        pdf.setResolution(72);
-        pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
-        pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
-        QPainter p;
-        if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        paint(p);
-    } else {
-        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
-    }
-    return checkWritten(path, error);
+    return exportPainted(size, paint, path, error);
 }
 
 bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error) {

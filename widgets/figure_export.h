@@ -1,6 +1,7 @@
 #pragma once
 // Export of views and tables: every figure to PNG, SVG and PDF, every table to CSV and JSON.
 
+#include <QSize>
 #include <QString>
 
 #include <functional>
@@ -11,6 +12,8 @@ class QCustomPlot;
 class QGraphicsScene;
 class QTextDocument;
 class QWidget;
+
+class QPainter;
 
 namespace draftscope {
 
@@ -23,6 +26,12 @@ QStringList tableFormats();   // {"csv", "json"}
 /// vector output. width/height 0 keep the on-screen size. Returns false and sets *error
 /// (naming the path) on failure or an unknown suffix.
 bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0);
+
+/// Writes what `paint` draws on a `size` canvas (white background) to `path`: png raster
+/// (2x), svg and pdf vector, by suffix. The one place the three formats are set up; every
+/// export of custom-painted content goes through it. Same error contract as exportPlot.
+bool exportPainted(const QSize& size, const std::function<void(QPainter&)>& paint, const QString& path,
+                   QString* error);
 
 /// Renders any widget to `path` (png raster, svg and pdf vector where the widget paints
 /// vector primitives). Same error contract as exportPlot.
