@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,71 @@ inline void writeJson(const std::string& path, const nlohmann::json& j) {
 }
 inline void writeBytes(const std::string& path, const std::string& bytes) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+/// Shape of a random one-layer DFlash drafter for a tiny test target (4 query / 2 KV heads).
+struct RandomDrafterShape {
+    std::int64_t hidden, headDim, intermediate, vocab;
+};
+
+/// Writes a random DFlash drafter (config.json + model.safetensors, float32) into `dir`:
+/// one layer, `blockSize`, mask token vocab - 1, weights N(0, 1/fan_in) from `seed`.
+inline void writeRandomDrafter(const std::string& dir, const RandomDrafterShape& shape, std::int64_t blockSize,
+                               std::uint32_t seed) {
+    std::filesystem::create_directories(dir);
+    const std::int64_t H = shape.hidden, heads = 4, kv = 2, D = shape.headDim, I = shape.intermediate;
+    const std::vector<std::int64_t> tapped = {0, 2};
+    nlohmann::json c = {
+        {"architectures", {"DFlashDraftModel"}},
+        {"model_type", "qwen3"},
+        {"hidden_size", H},
+        {"intermediate_size", I},
+        {"num_hidden_layers", 1},
+        {"num_attention_heads", heads},
+        {"num_key_value_heads", kv},
+        {"head_dim", D},
+        {"vocab_size", shape.vocab},
+        {"max_position_embeddings", 4096},
+        {"rms_norm_eps", 1e-6},
+        {"hidden_act", "silu"},
+        {"rope_theta", 1000000.0},
+        {"dtype", "float32"},
+        {"block_size", blockSize},
+        {"num_target_layers", 4},
+        {"dflash_config", {{"mask_token_id", shape.vocab - 1}, {"target_layer_ids", tapped}}},
+    };
+    writeJson(dir + "/config.json", c);
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    draftscope::SafetensorsWriter w;
+    auto random = [&](const std::string& name, std::vector<std::int64_t> shape, float scale) {
+        std::int64_t n = 1;
+        for (auto d : shape) n *= d;
+        std::vector<float> v(static_cast<std::size_t>(n));
+        for (auto& x : v) x = normal(gen) * scale;
+        w.addFloat32(name, shape, v);
+    };
+    auto ones = [&](const std::string& name, std::int64_t n) {
+        w.addFloat32(name, {n}, std::vector<float>(static_cast<std::size_t>(n), 1.0f));
+    };
+    const auto fcIn = static_cast<std::int64_t>(tapped.size()) * H;
+    random("fc.weight", {H, fcIn}, 1.0f / std::sqrt(static_cast<float>(fcIn)));
+    ones("hidden_norm.weight", H);
+    ones("norm.weight", H);
+    const std::string p = "layers.0.";
+    ones(p + "input_layernorm.weight", H);
+    ones(p + "post_attention_layernorm.weight", H);
+    const float s = 1.0f / std::sqrt(static_cast<float>(H));
+    random(p + "self_attn.q_proj.weight", {heads * D, H}, s);
+    random(p + "self_attn.k_proj.weight", {kv * D, H}, s);
+    random(p + "self_attn.v_proj.weight", {kv * D, H}, s);
+    random(p + "self_attn.o_proj.weight", {H, heads * D}, s);
+    ones(p + "self_attn.q_norm.weight", D);
+    ones(p + "self_attn.k_norm.weight", D);
+    random(p + "mlp.gate_proj.weight", {I, H}, s);
+    random(p + "mlp.up_proj.weight", {I, H}, s);
+    random(p + "mlp.down_proj.weight", {H, I}, 1.0f / std::sqrt(static_cast<float>(I)));
+    w.write(dir + "/model.safetensors");
 }
 
 }  // namespace testsupport

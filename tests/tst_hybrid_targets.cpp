@@ -20,6 +20,9 @@ using namespace testsupport;
 
 namespace {
 
+/// A random drafter for the tiny Qwen3.5 target (hidden 128, V 2048).
+const RandomDrafterShape kDrafterShape{128, 32, 256, 2048};
+
 std::string causalLm() { return dataPath("models/qwen3_5-tiny-causallm"); }
 std::string vlm() { return dataPath("models/qwen3_5-tiny-vlm"); }
 
@@ -35,63 +38,6 @@ std::vector<std::vector<std::int64_t>> goldenChunks() {
     return {ids, {extra[0]}, {extra[1]}, {extra[2]}, {extra.begin() + 3, extra.end()}};
 }
 
-/// Writes a random DFlash drafter for the tiny Qwen3.5 target (hidden 128, V 2048) into dir.
-void writeDrafter(const std::string& dir, std::int64_t blockSize, std::uint32_t seed) {
-    std::filesystem::create_directories(dir);
-    const std::int64_t H = 128, heads = 4, kv = 2, D = 32, I = 256;
-    const std::vector<std::int64_t> tapped = {0, 2};
-    nlohmann::json c = {
-        {"architectures", {"DFlashDraftModel"}},
-        {"model_type", "qwen3"},
-        {"hidden_size", H},
-        {"intermediate_size", I},
-        {"num_hidden_layers", 1},
-        {"num_attention_heads", heads},
-        {"num_key_value_heads", kv},
-        {"head_dim", D},
-        {"vocab_size", 2048},
-        {"max_position_embeddings", 4096},
-        {"rms_norm_eps", 1e-6},
-        {"hidden_act", "silu"},
-        {"rope_theta", 1000000.0},
-        {"dtype", "float32"},
-        {"block_size", blockSize},
-        {"num_target_layers", 4},
-        {"dflash_config", {{"mask_token_id", 2047}, {"target_layer_ids", tapped}}},
-    };
-    writeJson(dir + "/config.json", c);
-    std::mt19937 gen(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    SafetensorsWriter w;
-    auto random = [&](const std::string& name, std::vector<std::int64_t> shape, float scale) {
-        std::int64_t n = 1;
-        for (auto d : shape) n *= d;
-        std::vector<float> v(static_cast<std::size_t>(n));
-        for (auto& x : v) x = normal(gen) * scale;
-        w.addFloat32(name, shape, v);
-    };
-    auto ones = [&](const std::string& name, std::int64_t n) {
-        w.addFloat32(name, {n}, std::vector<float>(static_cast<std::size_t>(n), 1.0f));
-    };
-    const auto fcIn = static_cast<std::int64_t>(tapped.size()) * H;
-    random("fc.weight", {H, fcIn}, 1.0f / std::sqrt(static_cast<float>(fcIn)));
-    ones("hidden_norm.weight", H);
-    ones("norm.weight", H);
-    const std::string p = "layers.0.";
-    ones(p + "input_layernorm.weight", H);
-    ones(p + "post_attention_layernorm.weight", H);
-    const float s = 1.0f / std::sqrt(static_cast<float>(H));
-    random(p + "self_attn.q_proj.weight", {heads * D, H}, s);
-    random(p + "self_attn.k_proj.weight", {kv * D, H}, s);
-    random(p + "self_attn.v_proj.weight", {kv * D, H}, s);
-    random(p + "self_attn.o_proj.weight", {H, heads * D}, s);
-    ones(p + "self_attn.q_norm.weight", D);
-    ones(p + "self_attn.k_norm.weight", D);
-    random(p + "mlp.gate_proj.weight", {I, H}, s);
-    random(p + "mlp.up_proj.weight", {I, H}, s);
-    random(p + "mlp.down_proj.weight", {H, I}, 1.0f / std::sqrt(static_cast<float>(I)));
-    w.write(dir + "/model.safetensors");
-}
 
 }  // namespace
 
@@ -176,7 +122,7 @@ private slots:
         QFETCH(int, seed);
         QTemporaryDir tmp;
         const auto drafterDir = tmp.path().toStdString() + "/drafter";
-        writeDrafter(drafterDir, blockSize, static_cast<std::uint32_t>(seed));
+        writeRandomDrafter(drafterDir, kDrafterShape, blockSize, static_cast<std::uint32_t>(seed));
         Engine e;
         e.loadTarget(causalLm());
         const auto ds = e.loadDrafter(drafterDir);
@@ -213,7 +159,7 @@ private slots:
         QFETCH(int, budget);
         QTemporaryDir tmp;
         const auto drafterDir = tmp.path().toStdString() + "/drafter";
-        writeDrafter(drafterDir, 8, 11);
+        writeRandomDrafter(drafterDir, kDrafterShape, 8, 11);
         Engine e;
         e.loadTarget(causalLm());
         e.loadDrafter(drafterDir);
@@ -236,7 +182,7 @@ private slots:
     void treeChoicesMatchSequentialVerify() {
         QTemporaryDir tmp;
         const auto drafterDir = tmp.path().toStdString() + "/drafter";
-        writeDrafter(drafterDir, 6, 5);
+        writeRandomDrafter(drafterDir, kDrafterShape, 6, 5);
         Engine e;
         e.loadTarget(causalLm());
         e.loadDrafter(drafterDir);

@@ -25,6 +25,9 @@ const draftscope::SafetensorsFile& moeGoldens() {
     return *f;
 }
 
+/// A random drafter for the tiny MoE targets (hidden 64, V 512).
+const RandomDrafterShape kDrafterShape{64, 16, 128, 512};
+
 std::string modelDir(const std::string& name) { return dataPath("models/" + name); }
 
 std::vector<float> rows(const std::vector<float>& x, std::size_t width, std::size_t from, std::size_t count) {
@@ -61,63 +64,6 @@ void rewriteCheckpoint(const std::string& src, const std::string& dst,
     w.write(dst + "/model.safetensors");
 }
 
-/// Writes a random DFlash drafter for the tiny MoE hybrids (hidden 64, V 512) into dir.
-void writeDrafter(const std::string& dir, std::int64_t blockSize, std::uint32_t seed) {
-    std::filesystem::create_directories(dir);
-    const std::int64_t H = 64, heads = 4, kv = 2, D = 16, I = 128;
-    const std::vector<std::int64_t> tapped = {0, 2};
-    nlohmann::json c = {
-        {"architectures", {"DFlashDraftModel"}},
-        {"model_type", "qwen3"},
-        {"hidden_size", H},
-        {"intermediate_size", I},
-        {"num_hidden_layers", 1},
-        {"num_attention_heads", heads},
-        {"num_key_value_heads", kv},
-        {"head_dim", D},
-        {"vocab_size", 512},
-        {"max_position_embeddings", 4096},
-        {"rms_norm_eps", 1e-6},
-        {"hidden_act", "silu"},
-        {"rope_theta", 1000000.0},
-        {"dtype", "float32"},
-        {"block_size", blockSize},
-        {"num_target_layers", 4},
-        {"dflash_config", {{"mask_token_id", 511}, {"target_layer_ids", tapped}}},
-    };
-    writeJson(dir + "/config.json", c);
-    std::mt19937 gen(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    SafetensorsWriter w;
-    auto random = [&](const std::string& name, std::vector<std::int64_t> shape, float scale) {
-        std::int64_t n = 1;
-        for (auto d : shape) n *= d;
-        std::vector<float> v(static_cast<std::size_t>(n));
-        for (auto& x : v) x = normal(gen) * scale;
-        w.addFloat32(name, shape, v);
-    };
-    auto ones = [&](const std::string& name, std::int64_t n) {
-        w.addFloat32(name, {n}, std::vector<float>(static_cast<std::size_t>(n), 1.0f));
-    };
-    const auto fcIn = static_cast<std::int64_t>(tapped.size()) * H;
-    random("fc.weight", {H, fcIn}, 1.0f / std::sqrt(static_cast<float>(fcIn)));
-    ones("hidden_norm.weight", H);
-    ones("norm.weight", H);
-    const std::string p = "layers.0.";
-    ones(p + "input_layernorm.weight", H);
-    ones(p + "post_attention_layernorm.weight", H);
-    const float s = 1.0f / std::sqrt(static_cast<float>(H));
-    random(p + "self_attn.q_proj.weight", {heads * D, H}, s);
-    random(p + "self_attn.k_proj.weight", {kv * D, H}, s);
-    random(p + "self_attn.v_proj.weight", {kv * D, H}, s);
-    random(p + "self_attn.o_proj.weight", {H, heads * D}, s);
-    ones(p + "self_attn.q_norm.weight", D);
-    ones(p + "self_attn.k_norm.weight", D);
-    random(p + "mlp.gate_proj.weight", {I, H}, s);
-    random(p + "mlp.up_proj.weight", {I, H}, s);
-    random(p + "mlp.down_proj.weight", {H, I}, 1.0f / std::sqrt(static_cast<float>(I)));
-    w.write(dir + "/model.safetensors");
-}
 
 }  // namespace
 
@@ -240,7 +186,7 @@ private slots:
         const auto m = model.toStdString();
         QTemporaryDir tmp;
         const auto drafterDir = tmp.path().toStdString() + "/drafter";
-        writeDrafter(drafterDir, blockSize, static_cast<std::uint32_t>(blockSize + promptLength));
+        writeRandomDrafter(drafterDir, kDrafterShape, blockSize, static_cast<std::uint32_t>(blockSize + promptLength));
         Engine e;
         e.loadTarget(modelDir(m));
         e.loadDrafter(drafterDir);
