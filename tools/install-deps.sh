@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ccache
   libtorch-dev libopenblas0-pthread       # engine (CPU libtorch 1.13; OpenBLAS, not reference BLAS)
   nlohmann-json3-dev libpcre2-dev libutf8proc-dev libcli11-dev
   qt6-base-dev libqt6svg6-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
