@@ -29,7 +29,7 @@ namespace {
 
 const std::string kTestData = DRAFTSCOPE_TEST_DATA;
 const std::string kDemoDir = DRAFTSCOPE_DEMO_DIR;
-const std::string kQwen3Dir = kTestData + "/tokenizers/qwen3";
+const std::string kQwen3Dir = DRAFTSCOPE_QWEN3_TOKENIZER_DIR;  // unpacked from tests/data/tokenizers/qwen3/*.xz
 const std::string kDemoTokDir = kDemoDir + "/target";
 
 json readJson(const std::string& path) {
