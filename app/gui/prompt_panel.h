@@ -7,6 +7,8 @@
 
 #include <QWidget>
 
+class QComboBox;
+
 class QCheckBox;
 class QLabel;
 class QDoubleSpinBox;
@@ -65,6 +67,9 @@ private:
     QSpinBox* maxNew_;
     QCheckBox* ignoreEos_;
     QDoubleSpinBox* temperature_;
+    QComboBox* loop_;          ///< loop revision: "current" / "2026-04" (item data = LoopRevision)
+    QDoubleSpinBox* topP_;     ///< sampling nucleus filter (1 = off)
+    QSpinBox* topK_;           ///< sampling top-k filter (0 = off)
     QSpinBox* seed_;
     QLineEdit* budgets_;
     QLabel* budgetError_;
