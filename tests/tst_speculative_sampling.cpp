@@ -153,11 +153,14 @@ private slots:
     // sum_x min(p, q) within 4 standard errors.
     void currentLoopSamplesTheTargetDistribution() {
         Engine engine;
-        engine.loadTarget(demoTarget());
+        LoadOptions oneThread;  // 1200 tiny runs: one intra-op thread avoids oversubscription on shared CPUs
+        oneThread.threads = 1;
+        engine.loadTarget(demoTarget(), oneThread);
         engine.loadDrafter(demoDrafter());
         PromptSpec prompt;
         prompt.kind = PromptSpec::Kind::Ids;
-        prompt.ids.assign(promptIds(0).begin(), promptIds(0).begin() + 6);
+        const auto p0 = promptIds(0);
+        prompt.ids.assign(p0.begin(), p0.begin() + 6);
         RunSettings s;
         s.maxNewTokens = 2;
         s.ignoreEos = true;

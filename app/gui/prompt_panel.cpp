@@ -203,6 +203,7 @@ AnalysisRequest PromptPanel::request() const {
 void PromptPanel::setPromptText(const QString& text) { editor_->setPlainText(text); }
 QString PromptPanel::promptText() const { return editor_->toPlainText(); }
 void PromptPanel::setMaxNewTokens(int n) { maxNew_->setValue(n); }
+void PromptPanel::setLoopRevision(LoopRevision loop) { loop_->setCurrentIndex(loop_->findData(static_cast<int>(loop))); }
 void PromptPanel::setChat(bool chat) { chat_->setChecked(chat); }
 
 void PromptPanel::setDdtreeBudgets(const std::vector<int>& budgets) {

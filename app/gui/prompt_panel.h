@@ -43,6 +43,8 @@ public:
     /// Loads a JSONL prompt set; throws draftscope::Error on a bad file.
     void loadPromptSet(const QString& path);
     void setMaxNewTokens(int n);
+    /// Selects the verification loop revision of the next runs.
+    void setLoopRevision(LoopRevision loop);
     void setChat(bool chat);
     /// Sets the DDTree budget field (e.g. from --ddtree-budget); an empty list clears it.
     void setDdtreeBudgets(const std::vector<int>& budgets);
