@@ -447,11 +447,12 @@ private slots:
         for (auto id : promptIds(3)) ids << QString::number(id);
         const auto r = cli({"run", "--target", QString::fromStdString(demoTarget()), "--drafter",
                             QString::fromStdString(demoDrafter()), "--prompt-ids", ids.join(','), "--max-new", "96",
-                            "--ignore-eos", "--json", QString::fromStdString(out), "--quiet"});
+                            "--ignore-eos", "--loop", "2026-04", "--json", QString::fromStdString(out), "--quiet"});
         QVERIFY2(r.exitCode == 0, qPrintable(r.err));
         const auto j = readJson(out);
         const auto& run = j["runs"][0];
-        const auto& g = goldens()["dflash_generate"]["drafter-good.p3"];
+        QCOMPARE(run["settings"]["loop"], "2026-04");
+        const auto& g = goldens()["dflash_generate"]["drafter-good.p3"];  // the April loop
         QCOMPARE(run["output_ids"], g["output_ids"]);
         QCOMPARE(run["acceptance_lengths"], g["acceptance_lengths"]);
         QCOMPARE(run["steps"].size(), g["acceptance_lengths"].size());

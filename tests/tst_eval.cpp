@@ -270,7 +270,7 @@ private slots:
         writeResultsFile(path, in);
         const ResultsFile out = readResultsFile(path);
 
-        QCOMPARE(out.version, 1);
+        QCOMPARE(out.version, kResultsFormatVersion);
         QCOMPARE(out.producer, in.producer);
         QCOMPARE(out.createdUtc, in.createdUtc);
         QCOMPARE(out.complete, in.complete);
@@ -352,7 +352,7 @@ private slots:
         const std::string futurePath = tmp_.filePath("future.dsresults").toStdString();
         future.write(futurePath);
         msg = errorOf([&] { readResultsFile(futurePath); });
-        QVERIFY2(msg.contains("was written by format version 3, this build reads 1"), qPrintable(msg));
+        QVERIFY2(msg.contains("was written by format version 3, this build reads 2"), qPrintable(msg));
 
         SafetensorsWriter other;
         other.setMetadata(kResultsMetadataKey, "{\"format\": \"something_else\", \"version\": 1}");

@@ -12,6 +12,12 @@ using namespace testsupport;
 class TestGoldenParity : public QObject {
     Q_OBJECT
 
+    /// tests/data/variant_goldens.json: the current and April loops (tests/data/FIXTURES.md).
+    static const nlohmann::json& variantGoldens() {
+        static const nlohmann::json j = nlohmann::json::parse(readFileToString(dataPath("variant_goldens.json")));
+        return j;
+    }
+
     static PromptSpec idsPrompt(int i) {
         PromptSpec p;
         p.kind = PromptSpec::Kind::Ids;
@@ -81,6 +87,7 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 96;
         s.ignoreEos = true;
+        s.loop = LoopRevision::April2026;  // goldens.json holds the April loop
         const auto r = engine.run(idsPrompt(prompt), s);
         const auto& g = goldens()["dflash_generate"][drafter.toStdString() + ".p" + std::to_string(prompt)];
         QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
@@ -110,6 +117,126 @@ private slots:
         QCOMPARE(r.perPositionAcceptance.at(0), 1.0);
     }
 
+    // Both loop revisions against variant_goldens.json (drafter-good = the demo drafter):
+    // `current` ignores eos, `current_eos` stops at eos (2044), `2026-04` is the April loop.
+    void loopRevisions_data() {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<int>("prompt");
+        for (const char* v : {"current", "current_eos", "2026-04"})
+            for (int p = 0; p < 4; ++p) QTest::newRow(qPrintable(QString("%1.p%2").arg(v).arg(p))) << QString(v) << p;
+    }
+    void loopRevisions() {
+        QFETCH(QString, variant);
+        QFETCH(int, prompt);
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 96;
+        s.loop = variant == "2026-04" ? LoopRevision::April2026 : LoopRevision::Current;
+        s.ignoreEos = variant != "current_eos";
+        if (!s.ignoreEos) {
+            const auto& stops = engine.stopTokenIds();
+            QVERIFY(std::find(stops.begin(), stops.end(), 2044) != stops.end());
+        }
+        const auto ids = variantGoldens()["prompt_ids"][std::to_string(prompt)].get<std::vector<std::int64_t>>();
+        QCOMPARE(ids, promptIds(prompt));
+        const auto r = engine.run(idsPrompt(prompt), s);
+        const auto& g = variantGoldens()[variant.toStdString()]["drafter-good.p" + std::to_string(prompt)];
+        QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
+        QCOMPARE(r.acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
+        // Every step's record agrees with its acceptance length and the committed tokens.
+        std::vector<std::int64_t> rebuilt = promptIds(prompt);
+        rebuilt.push_back(r.steps.at(0).anchor);
+        for (const auto& st : r.steps) {
+            QCOMPARE(st.targetTokens.size(), st.drafted.size() + 1);
+            rebuilt.insert(rebuilt.end(), st.drafted.begin(), st.drafted.begin() + st.acceptedCount);
+            rebuilt.push_back(st.bonusToken);
+        }
+        // The April loop truncates its last block's overshoot afterwards.
+        if (variant == "2026-04") rebuilt.resize(std::min(rebuilt.size(), r.outputIds.size()));
+        QCOMPARE(rebuilt, r.outputIds);
+        if (variant != "2026-04") {
+            // The current loop fills exactly P + max_new slots, the last block clipped to them.
+            const auto P = static_cast<std::int64_t>(ids.size());
+            QCOMPARE(static_cast<std::int64_t>(r.outputIds.size()), P + 96);
+            const auto& last = r.steps.back();
+            QCOMPARE(static_cast<std::int64_t>(last.drafted.size()), std::min<std::int64_t>(r.blockSize, P + 96 - last.start) - 1);
+        }
+    }
+
+    // Stop tokens inside the current loop: with an extra stop token X (generation_config
+    // eos_token_id [2044, X]) the run equals the ignore-eos golden up to the step that
+    // produced X's first generated occurrence, that step cut at (and including) X.
+    void currentLoopCutsAtStopToken_data() {
+        QTest::addColumn<int>("prompt");
+        QTest::addColumn<qint64>("stop");
+        QTest::newRow("p2 mid-step") << 2 << qint64(869);
+        QTest::newRow("p2 token also in the prompt") << 2 << qint64(1430);
+        QTest::newRow("p0 first drafted") << 0 << qint64(269);
+    }
+    void currentLoopCutsAtStopToken() {
+        QFETCH(int, prompt);
+        QFETCH(qint64, stop);
+        QTemporaryDir tmp;
+        const auto dir = copyModel(demoTarget(), tmp.filePath("target").toStdString());
+        auto gen = readJson(dir + "/generation_config.json");
+        gen["eos_token_id"] = {2044, stop};
+        writeJson(dir + "/generation_config.json", gen);
+        Engine engine;
+        engine.loadTarget(dir);
+        engine.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 96;
+        const auto r = engine.run(idsPrompt(prompt), s);
+
+        const auto& g = variantGoldens()["current"]["drafter-good.p" + std::to_string(prompt)];
+        const auto full = g["output_ids"].get<std::vector<std::int64_t>>();
+        const auto lengths = g["acceptance_lengths"].get<std::vector<int>>();
+        const auto P = promptIds(prompt).size();
+        const auto k = static_cast<std::size_t>(std::find(full.begin() + P, full.end(), stop) - full.begin() - P);
+        QVERIFY2(k > 0 && P + k < full.size(), "the stop token must be generated after the first anchor");
+        std::vector<int> expectedLengths;
+        for (std::size_t produced = 1, i = 0; produced <= k; ++i) {  // generated token 0 is the first anchor
+            expectedLengths.push_back(static_cast<int>(std::min<std::size_t>(lengths[i], k - produced + 1)));
+            produced += static_cast<std::size_t>(lengths[i]);
+        }
+        QCOMPARE(r.outputIds, std::vector<std::int64_t>(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(P + k + 1)));
+        QCOMPARE(r.acceptanceLengths, expectedLengths);
+        QVERIFY(r.stoppedAtEos);
+        QCOMPARE(r.steps.back().bonusToken, std::int64_t(stop));
+    }
+
+    void badSamplingOptionsAreRefusedByName() {
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(demoDrafter());
+        const auto message = [&](const RunSettings& s) {
+            try {
+                engine.run(idsPrompt(0), s);
+            } catch (const Error& e) {
+                return QString(e.what());
+            }
+            return QString();
+        };
+        RunSettings s;
+        s.temperature = std::nan("");
+        QVERIFY2(message(s).contains("temperature must be a finite number >= 0"), qPrintable(message(s)));
+        s.temperature = -0.5;
+        QVERIFY2(message(s).contains("temperature"), qPrintable(message(s)));
+        s = RunSettings{};
+        s.topP = 0;
+        QVERIFY2(message(s).contains("top-p must be in (0, 1]"), qPrintable(message(s)));
+        s.topP = 1.5;
+        QVERIFY2(message(s).contains("top-p"), qPrintable(message(s)));
+        s = RunSettings{};
+        s.topK = -1;
+        QVERIFY2(message(s).contains("top-k must be >= 0"), qPrintable(message(s)));
+        QCOMPARE(loopRevisionName(parseLoopRevision("2026-04")), std::string("2026-04"));
+        QCOMPARE(loopRevisionName(parseLoopRevision("current")), std::string("current"));
+        QVERIFY_THROWS_EXCEPTION(Error, parseLoopRevision("april"));
+    }
+
     void aggregatesByHand() {
         // p2 with the good drafter: recompute histogram and per-position rates by hand.
         Engine engine;
@@ -118,6 +245,7 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 96;
         s.ignoreEos = true;
+        s.loop = LoopRevision::April2026;
         const auto r = engine.run(idsPrompt(2), s);
         const std::vector<int> expected = goldens()["dflash_generate"]["drafter-good.p2"]["acceptance_lengths"];
         QCOMPARE(r.acceptanceLengths, expected);
@@ -141,6 +269,7 @@ private slots:
         s.ignoreEos = true;
         s.temperature = 0.8;
         s.seed = 1234;
+        s.loop = LoopRevision::April2026;  // argmax drafts, exact match against sampled target tokens
         const auto a = engine.run(idsPrompt(0), s);
         const auto b = engine.run(idsPrompt(0), s);
         QCOMPARE(a.outputIds, b.outputIds);
@@ -164,6 +293,7 @@ private slots:
         QVERIFY(std::find(stops.begin(), stops.end(), 2044) != stops.end());
         RunSettings s;
         s.maxNewTokens = 400;
+        s.loop = LoopRevision::April2026;
         const auto r = engine.run(idsPrompt(1), s);
         const auto P = promptIds(1).size();
         for (std::size_t i = P; i + 1 < r.outputIds.size(); ++i) QVERIFY(r.outputIds[i] != 2044);

@@ -221,7 +221,7 @@ private slots:
         const QString newerPath = tmp_.filePath("newer.dsresults");
         writeResultsFile(newerPath.toStdString(), newer);
         QVERIFY(!w.openResultsFileNow(newerPath, &err));
-        QVERIFY2(err.contains("written by format version 3, this build reads 1"), qPrintable(err));
+        QVERIFY2(err.contains("written by format version 3, this build reads 2"), qPrintable(err));
         // Still usable: dropping the good file opens it (read off the GUI thread).
         w.resultsPanel()->selectPrompt(1);
         QMimeData mime;

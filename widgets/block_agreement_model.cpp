@@ -87,6 +87,7 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount() || index.column() >= columnCount()) return {};
     const auto& s = run_.steps[static_cast<std::size_t>(index.row())];
     const int j = index.column();
+    if (j > static_cast<int>(s.drafted.size())) return {};  // past a clipped last block (current loop)
     const auto st = statusOf(s, j);
     const std::int64_t token = j == 0 ? s.anchor : s.drafted[static_cast<std::size_t>(j - 1)];
     const std::size_t k = static_cast<std::size_t>(j - 1);

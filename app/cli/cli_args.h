@@ -66,6 +66,42 @@ struct DeviceArgs {
     }
 };
 
+/// Loop revision and sampling options (--loop, --temperature, --top-p, --top-k, --seed and,
+/// where per-step records are kept, --record-top-k), shared by run, eval, compare and
+/// diagnose: registered, parsed and validated here only.
+struct LoopArgs {
+    std::string loop = "current";
+
+    /// Registers the options on `cmd`, binding them to `s` (which must outlive parsing).
+    void add(CLI::App& cmd, RunSettings& s, bool recordTopK = true) {
+        cmd.add_option("--loop", loop, "verification loop: 'current' (newest official dflash_generate: clipped last "
+                                       "block, stop tokens inside the loop, lossless rejection sampling) or '2026-04' "
+                                       "(the April 2026 loop)")
+            ->capture_default_str()->check(CLI::IsMember({"current", "2026-04"}));
+        cmd.add_option("--temperature", s.temperature, "0 = greedy; > 0 samples (current loop: speculative rejection "
+                                                       "sampling; 2026-04: argmax drafts, sampled target)")
+            ->capture_default_str();
+        cmd.add_option("--top-p", s.topP, "sampling: nucleus filter in (0, 1], applied to target and drafter (1 = off)")
+            ->capture_default_str();
+        cmd.add_option("--top-k", s.topK, "sampling: keep the K most probable tokens, target and drafter (0 = off)")
+            ->capture_default_str();
+        cmd.add_option("--seed", s.seed, "seed of the sampler")->capture_default_str();
+        if (recordTopK)
+            cmd.add_option("--record-top-k", s.recordTopK, "draft top-k recorded per position")->capture_default_str();
+    }
+
+    /// Sets s.loop from --loop and validates the sampling options; throws Error naming the
+    /// option (e.g. "--top-p must be in (0, 1] (1 = off), got 1.5").
+    void apply(RunSettings& s) const {
+        s.loop = parseLoopRevision(loop);
+        try {
+            validateSampling(s);
+        } catch (const Error& e) {
+            throw Error(std::string("--") + e.what());
+        }
+    }
+};
+
 /// Writes `j` to `path` atomically (pretty-printed, invalid UTF-8 replaced).
 inline void writeJson(const std::string& path, const nlohmann::json& j) {
     writeFileAtomically(path, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -153,10 +153,8 @@ int main(int argc, char** argv) {
     runPrompt.add(*run);
     run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
     run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
-    run->add_option("--temperature", settings.temperature, "0 = greedy; > 0 samples the target's tokens")
-        ->capture_default_str()->check(CLI::NonNegativeNumber);
-    run->add_option("--seed", settings.seed, "seed of the target-token sampler")->capture_default_str();
-    run->add_option("--top-k", settings.topK, "draft top-k recorded per position")->capture_default_str()->check(CLI::Range(1, 1000));
+    LoopArgs runLoop;
+    runLoop.add(*run, settings);
     run->add_option("--ddtree-budget", budgets, "also run DDTree with this many tree nodes per step (repeatable)")
         ->check(CLI::Range(0, 1 << 16))->take_all();
     run->add_option("--json", jsonOut, "write the run (per-step records included) as JSON");
@@ -205,11 +203,8 @@ int main(int argc, char** argv) {
     eval->add_flag("--chat", evalArgs.settings.chatWrapRaw, "wrap raw 'prompt' texts as one ChatML user turn");
     eval->add_flag("--no-thinking", evalNoThinking, "chat prompts: append Qwen3's empty <think></think> block");
     eval->add_flag("--ignore-eos", evalArgs.settings.run.ignoreEos, "do not stop at end-of-sequence tokens");
-    eval->add_option("--temperature", evalArgs.settings.run.temperature, "0 = greedy; > 0 samples the target's tokens")
-        ->capture_default_str()->check(CLI::NonNegativeNumber);
-    eval->add_option("--seed", evalArgs.settings.run.seed, "seed of the target-token sampler")->capture_default_str();
-    eval->add_option("--top-k", evalArgs.settings.run.topK, "draft top-k recorded per position")
-        ->capture_default_str()->check(CLI::Range(1, 1000));
+    LoopArgs evalLoop;
+    evalLoop.add(*eval, evalArgs.settings.run);
     DeviceArgs evalDev;
     evalDev.add(*eval);
 
@@ -221,6 +216,8 @@ int main(int argc, char** argv) {
     }
     std::signal(SIGINT, onSigint);
     try {
+        if (*run) runLoop.apply(settings);
+        if (*eval) evalLoop.apply(evalArgs.settings.run);
         if (*run) return runCommand(targetDir, drafterDir, drafterConfig, runPrompt, runDev, settings, budgets, jsonOut, quiet);
         if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
         if (*diagnose.command) return diagnose.run(g_cancel);

@@ -32,11 +32,14 @@ void CompareDraftersCommand::add(CLI::App& app) {
     command->add_option("--max-new", settings.maxNewTokens, "tokens to generate per prompt")->capture_default_str()
         ->check(CLI::Range(1, 1 << 20));
     command->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
+    loop.add(*command, settings);
     command->add_option("--json", jsonOut, "write both runs per prompt and the summary as JSON");
     device.add(*command);
 }
 
 int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
+    RunSettings applied = settings;
+    loop.apply(applied);
     if (drafters.size() != 2) throw Error("compare needs exactly two --drafter options (A and B), got " +
                                           std::to_string(drafters.size()));
     std::vector<std::pair<std::string, PromptSpec>> prompts;
@@ -65,7 +68,7 @@ int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
     for (const auto& [id, spec] : prompts) {
         RunResult r[2];
         for (int k = 0; k < 2; ++k) {
-            RunSettings s = settings;
+            RunSettings s = applied;
             s.drafter = k;
             r[k] = engine.run(spec, s, {}, &cancel);
             sum[k] += r[k].tau;

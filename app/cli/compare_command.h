@@ -18,6 +18,7 @@ struct CompareDraftersCommand {
     PromptArgs prompt;
     DeviceArgs device;
     RunSettings settings;
+    LoopArgs loop;
 
     void add(CLI::App& app);
     int run(const std::atomic<bool>& cancel) const;

@@ -21,6 +21,7 @@ void DiagnoseCommand::add(CLI::App& app) {
     command->add_option("--json", jsonOut, "write the findings as JSON");
     command->add_option("--fail-on", failOn, "exit with 3 if a finding is at least this severe")
         ->check(CLI::IsMember({"none", "warning", "error"}))->capture_default_str();
+    loop.add(*command, sampling, /*recordTopK=*/false);
     device.add(*command);
 }
 
@@ -38,6 +39,8 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     engine.loadTarget(targetDir, device.load);
     DiagnoseSettings settings;
     settings.maxNewTokens = maxNew;
+    settings.sampling = sampling;
+    loop.apply(settings.sampling);
     const bool tty = ::isatty(2);
     const auto report = diagnoseDrafters(
         engine, drafters, prompts, settings,

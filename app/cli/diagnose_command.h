@@ -18,6 +18,8 @@ struct DiagnoseCommand {
     DeviceArgs device;
     std::int64_t maxNew = 96;
     std::string failOn = "none";
+    RunSettings sampling;  ///< loop revision and sampling options of the diagnosis runs
+    LoopArgs loop;
 
     /// Registers the subcommand and its options on `app`.
     void add(CLI::App& app);

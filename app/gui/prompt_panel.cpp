@@ -1,6 +1,7 @@
 #include "gui/prompt_panel.h"
 
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -63,7 +64,26 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     temperature_ = new QDoubleSpinBox(this);
     temperature_->setRange(0, 5);
     temperature_->setSingleStep(0.1);
-    temperature_->setToolTip(tr("0 = greedy. > 0 samples the target's tokens (drafts stay argmax)"));
+    temperature_->setToolTip(tr("0 = greedy. > 0 samples: the current loop verifies sampled drafts by speculative "
+                                "rejection sampling (lossless); the 2026-04 loop keeps argmax drafts against a sampled "
+                                "target"));
+    loop_ = new QComboBox(this);
+    loop_->setObjectName("loopRevision");
+    loop_->addItem(tr("current"), static_cast<int>(LoopRevision::Current));
+    loop_->addItem(tr("2026-04"), static_cast<int>(LoopRevision::April2026));
+    loop_->setToolTip(tr("Verification loop: current = newest official dflash_generate (clipped last block, stop "
+                         "tokens inside the loop); 2026-04 = the April 2026 loop"));
+    topP_ = new QDoubleSpinBox(this);
+    topP_->setObjectName("topP");
+    topP_->setDecimals(3);
+    topP_->setRange(0.001, 1);
+    topP_->setSingleStep(0.05);
+    topP_->setValue(1);
+    topP_->setToolTip(tr("Sampling: nucleus filter applied to target and drafter (1 = off)"));
+    topK_ = new QSpinBox(this);
+    topK_->setObjectName("topK");
+    topK_->setRange(0, 1 << 20);
+    topK_->setToolTip(tr("Sampling: keep the k most probable tokens, target and drafter (0 = off)"));
     seed_ = new QSpinBox(this);
     seed_->setRange(0, 1 << 30);
     budgets_ = new QLineEdit(this);
@@ -128,7 +148,14 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
 
     auto* settings = new QFormLayout;
     settings->addRow(tr("Max new tokens"), maxNew_);
+    settings->addRow(tr("Loop"), loop_);
     settings->addRow(tr("Temperature"), temperature_);
+    auto* filters = new QHBoxLayout;
+    filters->addWidget(new QLabel(tr("top-p"), this));
+    filters->addWidget(topP_);
+    filters->addWidget(new QLabel(tr("top-k"), this));
+    filters->addWidget(topK_);
+    settings->addRow(tr("Sampling filters"), filters);
     settings->addRow(tr("Seed"), seed_);
     settings->addRow(tr("DDTree budgets"), budgets_);
     settings->addRow(budgetError_);
@@ -164,7 +191,10 @@ AnalysisRequest PromptPanel::request() const {
     r.prompt.thinking = thinking_->isChecked();
     r.settings.maxNewTokens = maxNew_->value();
     r.settings.ignoreEos = ignoreEos_->isChecked();
+    r.settings.loop = static_cast<LoopRevision>(loop_->currentData().toInt());
     r.settings.temperature = temperature_->value();
+    r.settings.topP = topP_->value();
+    r.settings.topK = topK_->value();
     r.settings.seed = static_cast<std::uint64_t>(seed_->value());
     parseDdtreeBudgets(budgets_->text(), &r.ddtreeBudgets, nullptr);  // invalid text: see ddtreeBudgetError()
     return r;
@@ -173,6 +203,7 @@ AnalysisRequest PromptPanel::request() const {
 void PromptPanel::setPromptText(const QString& text) { editor_->setPlainText(text); }
 QString PromptPanel::promptText() const { return editor_->toPlainText(); }
 void PromptPanel::setMaxNewTokens(int n) { maxNew_->setValue(n); }
+void PromptPanel::setLoopRevision(LoopRevision loop) { loop_->setCurrentIndex(loop_->findData(static_cast<int>(loop))); }
 void PromptPanel::setChat(bool chat) { chat_->setChecked(chat); }
 
 void PromptPanel::setDdtreeBudgets(const std::vector<int>& budgets) {

@@ -7,6 +7,8 @@
 
 #include <QWidget>
 
+class QComboBox;
+
 class QCheckBox;
 class QLabel;
 class QDoubleSpinBox;
@@ -41,6 +43,8 @@ public:
     /// Loads a JSONL prompt set; throws draftscope::Error on a bad file.
     void loadPromptSet(const QString& path);
     void setMaxNewTokens(int n);
+    /// Selects the verification loop revision of the next runs.
+    void setLoopRevision(LoopRevision loop);
     void setChat(bool chat);
     /// Sets the DDTree budget field (e.g. from --ddtree-budget); an empty list clears it.
     void setDdtreeBudgets(const std::vector<int>& budgets);
@@ -65,6 +69,9 @@ private:
     QSpinBox* maxNew_;
     QCheckBox* ignoreEos_;
     QDoubleSpinBox* temperature_;
+    QComboBox* loop_;          ///< loop revision: "current" / "2026-04" (item data = LoopRevision)
+    QDoubleSpinBox* topP_;     ///< sampling nucleus filter (1 = off)
+    QSpinBox* topK_;           ///< sampling top-k filter (0 = off)
     QSpinBox* seed_;
     QLineEdit* budgets_;
     QLabel* budgetError_;

@@ -1,6 +1,7 @@
 #include "dflash_loop.h"
 
 #include "draftscope/errors.h"
+#include "draftscope/speculative_sampling.h"
 #include "torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -18,12 +19,64 @@ double msSince(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-/// Picks the target's tokens from float32 logits [R, V]: argmax, or a sample of
-/// softmax(logits / T) with `gen` (on the CPU, so runs are reproducible across devices).
-at::Tensor pickTokens(const at::Tensor& logits, double temperature, at::Generator& gen) {
-    if (temperature < 1e-5) return logits.argmax(-1);
-    const auto probs = at::softmax(logits.to(at::kCPU) / temperature, -1);
-    return at::multinomial(probs, 1, false, gen).squeeze(-1).to(logits.device());
+/// Token distributions for sampling at temperature T > 0, on the host, float32 [R, V]:
+/// softmax(logits / T), then (as HF's warpers, in this order) only the top-k tokens (k > 0,
+/// ties with the k-th kept), then only the most probable tokens whose preceding mass is below
+/// top-p (< 1; the most probable token always stays), renormalised. Without filters the
+/// probabilities are exactly softmax(logits / T) (what the April loop sampled before).
+at::Tensor samplingProbs(const at::Tensor& logits, const RunSettings& s) {
+    auto probs = at::softmax(logits.to(at::kCPU) / s.temperature, -1);
+    const auto V = probs.size(-1);
+    if (s.topK > 0 && s.topK < V) {
+        const auto kth = std::get<0>(probs.topk(s.topK, -1)).narrow(-1, s.topK - 1, 1);
+        probs = at::where(probs >= kth, probs, at::zeros_like(probs));
+        probs = probs / probs.sum(-1, true);
+    }
+    if (s.topP < 1.0) {
+        const auto sorted = probs.sort(-1, /*descending=*/true);
+        const auto& vals = std::get<0>(sorted);
+        const auto keepSorted = (vals.cumsum(-1) - vals) < s.topP;
+        const auto keep = at::zeros_like(keepSorted).scatter(-1, std::get<1>(sorted), keepSorted);
+        probs = at::where(keep, probs, at::zeros_like(probs));
+        probs = probs / probs.sum(-1, true);
+    }
+    return probs.contiguous();
+}
+
+/// Picks tokens from float32 logits [R, V]: argmax at temperature 0, else one sample per row
+/// of samplingProbs drawn with `gen` (on the CPU, so runs are reproducible across devices).
+at::Tensor pickTokens(const at::Tensor& logits, const RunSettings& s, at::Generator& gen) {
+    if (s.temperature == 0.0) return logits.argmax(-1);
+    return at::multinomial(samplingProbs(logits, s), 1, false, gen).squeeze(-1).to(logits.device());
+}
+
+/// Verifies drafted tokens by rejection sampling (DFLASH.md section 10): `q` [D, V] the
+/// drafter's and `p` [D+1, V] the target's samplingProbs (host), `drafted` [D] drawn from q.
+/// Fills the step's rejection record and returns the target's tokens [D+1]: the accepted
+/// drafts, the drawn token at acc, then `argmax` (the target's greedy tokens) at the untested
+/// positions.
+std::vector<std::int64_t> rejectionTargetTokens(const at::Tensor& q, const at::Tensor& p,
+                                                const std::vector<std::int64_t>& drafted, const at::Tensor& argmax,
+                                                at::Generator& gen, VerifyStep& step) {
+    const auto D = drafted.size();
+    const auto V = static_cast<std::size_t>(p.size(1));
+    const float* P = p.data_ptr<float>();
+    const float* Q = q.data_ptr<float>();
+    auto uniform = [&]() { return at::rand({1}, gen, at::TensorOptions().dtype(at::kDouble)).item<double>(); };
+    const auto verdict = verifyByRejection(drafted, P, Q, V, uniform);
+    for (std::size_t i = 0; i < D; ++i) {
+        const auto x = static_cast<std::size_t>(drafted[i]);
+        step.rejectionP.push_back(P[i * V + x]);
+        step.rejectionQ.push_back(Q[i * V + x]);
+        step.rejectionAcceptProb.push_back(static_cast<float>(acceptanceProbability(P + i * V, Q + i * V, V)));
+    }
+    step.rejectionTested = verdict.tested;
+    const auto host = argmax.to(at::kCPU).contiguous();
+    std::vector<std::int64_t> post(host.data_ptr<std::int64_t>(), host.data_ptr<std::int64_t>() + D + 1);
+    const auto acc = static_cast<std::size_t>(verdict.acceptedCount);
+    std::copy(drafted.begin(), drafted.begin() + static_cast<std::ptrdiff_t>(acc), post.begin());
+    post[acc] = verdict.nextToken;
+    return post;
 }
 
 }  // namespace
@@ -38,6 +91,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const std::int64_t maxNew = settings.maxNewTokens;
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
     if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
+    validateSampling(settings);
     if (P + B > tc.maxPositions || maxNew > tc.maxPositions - P - B)  // written to avoid overflow
         throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
                     " new tokens + one block of " + std::to_string(B) + " exceeds the target's "
@@ -46,7 +100,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         if (id < 0 || id >= tc.vocabSize)
             throw Error("prompt token id " + std::to_string(id) + " is outside the target's vocabulary 0.." +
                         std::to_string(tc.vocabSize - 1));
-    const int topK = static_cast<int>(std::clamp<std::int64_t>(settings.topK, 1, tc.vocabSize));
+    const int recordTopK = static_cast<int>(std::clamp<std::int64_t>(settings.recordTopK, 1, tc.vocabSize));
+    const bool current = settings.loop == LoopRevision::Current;
+    const bool rejection = current && settings.temperature > 0;
 
     const auto t0 = Clock::now();
     RunResult r;
@@ -69,8 +125,8 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
 
     // Prefill: features of every prompt position, anchor from the last row.
     auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}});
-    at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H]
-    std::int64_t anchor = pickTokens(pre.logits, settings.temperature, gen).item<std::int64_t>();
+    at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H] features not yet in the drafter's cache
+    std::int64_t anchor = pickTokens(pre.logits, settings, gen).item<std::int64_t>();
     r.timing.prefillMs = msSince(t0);
 
     std::vector<std::int64_t> out = promptIds;
@@ -79,86 +135,128 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const std::int64_t maxLen = P + maxNew;
     const auto t1 = Clock::now();
     auto isStop = [&](std::int64_t t) { return std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end(); };
-    // As the reference: even a stop token as the first anchor gets one verify step; the
-    // stop check runs after each step over everything committed after the prompt.
-    bool stop = false;
-    while (start < maxLen && !stop) {
+    // April loop, as its reference: even a stop token as the first anchor gets one verify
+    // step; the stop check runs after each step over everything committed after the prompt.
+    // Current loop: the run ends at the first stop token produced, the first anchor included.
+    bool stop = current && isStop(anchor);
+    // Current loop: the last slot of the P + max_new output is filled by the previous step.
+    while ((current ? start + 1 < maxLen : start < maxLen) && !stop) {
         if (cancel && cancel->load()) throw Cancelled();
+        const std::int64_t verify = current ? std::min(B, maxLen - start) : B;
+        const std::int64_t D = verify - 1;  // drafted tokens this step
+        VerifyStep s;
+        s.start = start;
+        s.anchor = anchor;
         // Built on the device: a host-to-device copy of a pageable tensor would synchronise.
-        const auto block = at::full({B}, drafter.config().maskTokenId, longOpts.device(dev));
-        block.narrow(0, 0, 1).fill_(anchor);
-        const auto d = drafter.draft(ctx, block, draftCache);
-        const auto drafted = d.logits.argmax(-1);  // [B-1], drafts stay greedy
-        const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted});
+        const auto anchorRow = at::full({1}, anchor, longOpts.device(dev));
         // Hybrid targets: Gated DeltaNet state cannot be cropped, so keep the state before
         // the block (docs/ENGINE.md, "Hybrid targets: state rollback").
         std::optional<KVCache::Snapshot> beforeBlock;
         if (hybrid) beforeBlock = targetCache.snapshot();
-        auto v = target.forward(verifyIds, targetCache, {featIdx, 0, {}, {}});
-        const auto post = pickTokens(v.logits, settings.temperature, gen);  // [B]
+        at::Tensor draftLogits, drafted, post;
+        if (D > 0) {
+            const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
+            block.narrow(0, 0, 1).fill_(anchor);
+            draftLogits = drafter.draft(ctx, block, draftCache).logits;  // [D, V]
+            ctx = ctx.narrow(0, 0, 0);  // now in the drafter's cache
+        }
+        TargetForwardResult v;
+        if (rejection && D > 0) {
+            const auto q = samplingProbs(draftLogits, settings);
+            const auto draftedHost = at::multinomial(q, 1, false, gen).squeeze(-1);
+            drafted = draftedHost.to(dev);
+            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}});
+            const std::vector<std::int64_t> ids(draftedHost.data_ptr<std::int64_t>(),
+                                                draftedHost.data_ptr<std::int64_t>() + D);
+            post = at::tensor(rejectionTargetTokens(q, samplingProbs(v.logits, settings), ids, v.logits.argmax(-1), gen, s),
+                              longOpts).to(dev);
+        } else {
+            drafted = D > 0 ? draftLogits.argmax(-1) : at::empty({0}, longOpts.device(dev));  // greedy drafts
+            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}});
+            post = pickTokens(v.logits, settings, gen);  // [verify]
+        }
 
         // Per-position statistics, computed on the device and copied back in one go: the
-        // step's only host synchronisation (the loop needs the accepted count). Token ids
-        // (< 2^53) and probabilities travel exactly as float64.
-        const auto draftProbs = at::softmax(d.logits, -1);
-        const auto top = draftProbs.topk(topK, -1);
-        const auto& topProbs = std::get<0>(top);
-        const auto& topIds = std::get<1>(top);
-        const double temp = settings.temperature < 1e-5 ? 1.0 : settings.temperature;
-        const auto targetProbs = at::softmax(v.logits.narrow(0, 0, B - 1) / temp, -1);
-        const auto postHead = post.narrow(0, 0, B - 1);
-        const auto hit = topIds.eq(postHead.unsqueeze(1));
-        const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
-        const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})});
-        const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
-                                     targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
-                                     targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
-                                     topProbs.reshape({-1})}).to(at::kFloat);
-        const auto host = at::cat({ints.to(at::kDouble), floats.to(at::kDouble)}).to(at::kCPU);
-        const auto* X = host.data_ptr<double>();
-        const std::size_t D = static_cast<std::size_t>(B - 1), K = static_cast<std::size_t>(topK);
-        const std::size_t nInts = static_cast<std::size_t>(ints.numel());
-        std::vector<std::int64_t> I(X, X + nInts);
-        std::vector<float> F(X + nInts, X + host.numel());
-
-        VerifyStep s;
-        s.start = start;
-        s.anchor = anchor;
-        const auto i0 = I.begin();
-        const auto f0 = F.begin();
-        s.drafted.assign(i0, i0 + D);
-        s.targetTokens.assign(i0 + D, i0 + D + B);
-        s.targetRankInDraft.assign(i0 + D + B, i0 + 2 * D + B);
-        s.draftProb.assign(f0, f0 + D);
-        s.targetProbOfDraft.assign(f0 + D, f0 + 2 * D);
-        s.targetProbOfTarget.assign(f0 + 2 * D, f0 + 3 * D);
-        for (std::size_t j = 0; j < D; ++j) {
-            s.draftTopIds.emplace_back(i0 + 2 * D + B + j * K, i0 + 2 * D + B + (j + 1) * K);
-            s.draftTopProbs.emplace_back(f0 + 3 * D + j * K, f0 + 3 * D + (j + 1) * K);
+        // step's only host synchronisation outside sampling (the loop needs the accepted
+        // count). Token ids (< 2^53) and probabilities travel exactly as float64.
+        const std::size_t Dz = static_cast<std::size_t>(D), K = static_cast<std::size_t>(recordTopK);
+        if (D > 0) {
+            const auto draftProbs = at::softmax(draftLogits, -1);
+            const auto top = draftProbs.topk(recordTopK, -1);
+            const auto& topProbs = std::get<0>(top);
+            const auto& topIds = std::get<1>(top);
+            const double temp = settings.temperature == 0.0 ? 1.0 : settings.temperature;
+            const auto targetProbs = at::softmax(v.logits.narrow(0, 0, D) / temp, -1);
+            const auto postHead = post.narrow(0, 0, D);
+            const auto hit = topIds.eq(postHead.unsqueeze(1));
+            const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
+            const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})});
+            const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                         targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                         targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
+                                         topProbs.reshape({-1})}).to(at::kFloat);
+            const auto host = at::cat({ints.to(at::kDouble), floats.to(at::kDouble)}).to(at::kCPU);
+            const auto* X = host.data_ptr<double>();
+            const std::size_t nInts = static_cast<std::size_t>(ints.numel());
+            std::vector<std::int64_t> I(X, X + nInts);
+            std::vector<float> F(X + nInts, X + host.numel());
+            const auto i0 = I.begin();
+            const auto f0 = F.begin();
+            const auto Vz = static_cast<std::size_t>(verify);
+            s.drafted.assign(i0, i0 + Dz);
+            s.targetTokens.assign(i0 + Dz, i0 + Dz + Vz);
+            s.targetRankInDraft.assign(i0 + Dz + Vz, i0 + 2 * Dz + Vz);
+            s.draftProb.assign(f0, f0 + Dz);
+            s.targetProbOfDraft.assign(f0 + Dz, f0 + 2 * Dz);
+            s.targetProbOfTarget.assign(f0 + 2 * Dz, f0 + 3 * Dz);
+            for (std::size_t j = 0; j < Dz; ++j) {
+                s.draftTopIds.emplace_back(i0 + 2 * Dz + Vz + j * K, i0 + 2 * Dz + Vz + (j + 1) * K);
+                s.draftTopProbs.emplace_back(f0 + 3 * Dz + j * K, f0 + 3 * Dz + (j + 1) * K);
+            }
+        } else {
+            s.targetTokens = {post.item<std::int64_t>()};
         }
         int acc = 0;
-        while (acc < static_cast<int>(D) && s.drafted[acc] == s.targetTokens[acc]) ++acc;
-        s.acceptedCount = acc;
-        s.bonusToken = s.targetTokens[static_cast<std::size_t>(acc)];
+        if (rejection) {
+            while (acc < D && s.rejectionTested[static_cast<std::size_t>(acc)] == 1) ++acc;
+        } else {
+            while (acc < D && s.drafted[static_cast<std::size_t>(acc)] == s.targetTokens[static_cast<std::size_t>(acc)]) ++acc;
+        }
+        // The step's new tokens: acc drafted tokens, then the bonus token. The current loop
+        // keeps at most the slots left before P + max_new and cuts at the first stop token.
+        std::vector<std::int64_t> produced(s.drafted.begin(), s.drafted.begin() + acc);
+        produced.push_back(s.targetTokens[static_cast<std::size_t>(acc)]);
+        if (current) {
+            produced.resize(static_cast<std::size_t>(std::min<std::int64_t>(acc + 1, maxLen - start - 1)));
+            const auto firstStop = std::find_if(produced.begin(), produced.end(), isStop);
+            if (firstStop != produced.end()) {
+                produced.erase(firstStop + 1, produced.end());
+                stop = true;
+            }
+        }
+        const auto n = static_cast<std::int64_t>(produced.size());
+        s.acceptedCount = static_cast<int>(n - 1);
+        s.bonusToken = produced.back();
 
-        // Commit anchor + acc drafted tokens, then the bonus token as the next anchor.
-        out.insert(out.end(), s.drafted.begin(), s.drafted.begin() + acc);
-        out.push_back(s.bonusToken);
-        start += acc + 1;
+        // Commit the anchor (already in `out`) and the produced tokens; the last one is the
+        // next anchor, so the caches keep the anchor + n - 1 tokens.
+        out.insert(out.end(), produced.begin(), produced.end());
+        const auto verifyIds = at::cat({anchorRow, drafted});
+        start += n;
         if (!hybrid) {
             targetCache.crop(start);
-        } else if (acc + 1 < B) {
-            // Roll back to the state before the block and re-run the target on the acc + 1
+        } else if (n < verify) {
+            // Roll back to the state before the block and re-run the target on the n
             // committed tokens only: the cache then equals that of a forward over exactly the
-            // committed tokens (attention rows recomputed too). Nothing to do if all B tokens
-            // were committed. The features and logits of this step stay the verify pass's.
+            // committed tokens (attention rows recomputed too). Nothing to do if all verify
+            // tokens were committed. The features and logits of this step stay the verify pass's.
             targetCache.restore(*beforeBlock);
-            target.forward(verifyIds.narrow(0, 0, acc + 1), targetCache, {{}, acc + 1, {}, {}});
+            target.forward(verifyIds.narrow(0, 0, n), targetCache, {{}, n, {}, {}});
         }
-        ctx = at::cat(v.hidden, -1).narrow(0, 0, acc + 1);
+        ctx = at::cat({ctx, at::cat(v.hidden, -1).narrow(0, 0, n)});
         anchor = s.bonusToken;
-        r.acceptanceLengths.push_back(acc + 1);
-        if (!settings.ignoreEos)
+        r.acceptanceLengths.push_back(static_cast<int>(n));
+        if (!current && !settings.ignoreEos)
             for (auto it = out.begin() + P; it != out.end(); ++it)
                 if (isStop(*it)) stop = true;
         r.steps.push_back(std::move(s));

@@ -1,6 +1,6 @@
 #pragma once
-// The DFlash verification loop (DFLASH.md section 4; reference: `spec_generate` in the
-// official DFlash `dflash.py`).
+// The DFlash verification loop (DFLASH.md sections 4 and 10; reference: `spec_generate` /
+// `dflash_generate` in the official DFlash code, April 2026 and current revisions).
 
 #include "dflash_drafter.h"
 #include "draftscope/run_types.h"
@@ -11,12 +11,17 @@
 
 namespace draftscope {
 
-/// Runs the DFlash loop for one prompt. Greedy when settings.temperature == 0; otherwise the
-/// target's tokens (anchor, verify tokens, bonus) are sampled from softmax(logits / T) with
-/// a CPU generator seeded by settings.seed, the drafts stay argmax, and acceptance is exact
-/// match (as the reference). Stops after maxNewTokens (output truncated to prompt +
-/// maxNewTokens) or, unless ignoreEos, at the first of `stopIds` (kept in the output).
-/// Throws Cancelled if *cancel becomes true between steps; Error on invalid input.
+/// Runs the DFlash loop for one prompt, revision settings.loop (docs/ENGINE.md, "Loop
+/// revisions"). Current (DFLASH.md section 10): output of P + maxNewTokens tokens, the last
+/// block clipped to the slots left, the step's produced tokens cut at the first of `stopIds`
+/// (kept; empty = no stops), and at temperature > 0 lossless rejection sampling (drafts
+/// sampled from q, verifyByRejection against p; both softmax(logits / T) after top-k/top-p).
+/// April2026 (section 4): full blocks, output truncated to P + maxNewTokens afterwards and
+/// cut after the first stop token; at temperature > 0 the target's tokens are sampled, the
+/// drafts stay argmax and acceptance is exact match (as its reference). Sampling runs on
+/// the CPU with a generator seeded by settings.seed (reproducible across devices).
+/// Throws Cancelled if *cancel becomes true between steps; Error on invalid input or
+/// settings (validateSampling).
 RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                     const std::vector<std::int64_t>& promptIds, const RunSettings& settings,
                     const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,

@@ -283,6 +283,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
     if (!engine.hasTarget()) throw Error("diagnose: load a target first");
     if (prompts.empty()) throw Error("diagnose: no prompts");
     if (drafterPaths.empty()) throw Error("diagnose: no drafters");
+    validateSampling(settings.sampling);
     DiagnosisReport report;
     report.target = engine.targetSummary();
     report.settings = settings;
@@ -307,7 +308,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
         }
         if (d.loaded) {
             std::vector<TeacherForcedDrafts> plain, withAnchor;
-            RunSettings rs;
+            RunSettings rs = settings.sampling;
             rs.maxNewTokens = settings.maxNewTokens;
             rs.ignoreEos = true;
             rs.drafter = index;

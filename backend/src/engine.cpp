@@ -490,7 +490,8 @@ DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int dr
         prefix.kind = PromptSpec::Kind::Ids;
         prefix.ids.assign(run.outputIds.begin(), run.outputIds.begin() + st.start);
         const auto ids = encodePrompt(prefix);  // validates ids against the vocabulary
-        const auto B = drafter.blockSize();
+        // The step's own block: the current loop clips the last one (drafted has verify - 1 entries).
+        const auto B = std::min<std::int64_t>(drafter.blockSize(), static_cast<std::int64_t>(st.drafted.size()) + 1);
         auto cache = target.makeCache();
         const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
                                         {drafter.featureIndices(), st.start, {}, {}});

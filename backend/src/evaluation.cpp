@@ -58,6 +58,7 @@ ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& ent
                           const EvalCallbacks& cb, const std::atomic<bool>* cancel) {
     if (!engine.hasTarget() || engine.drafterCount() == 0)
         throw Error("an evaluation needs a loaded target and at least one drafter");
+    validateSampling(settings.run);
     const auto& target = engine.targetSummary();
     if (!settings.ddtreeBudgets.empty() &&
         std::find(target.layerTypes.begin(), target.layerTypes.end(), "linear_attention") != target.layerTypes.end())

@@ -300,11 +300,8 @@ ResultsModel modelFromJson(const json& j, const std::string& where) {
 }
 
 json settingsJson(const EvalSettings& s) {
-    return {{"max_new_tokens", s.run.maxNewTokens},
+    json j = {{"max_new_tokens", s.run.maxNewTokens},
             {"ignore_eos", s.run.ignoreEos},
-            {"temperature", s.run.temperature},
-            {"seed", s.run.seed},
-            {"top_k", s.run.topK},
             {"ddtree_budgets", s.ddtreeBudgets},
             {"turns", s.allTurns ? "all" : "first"},
             {"chat_wrap_raw", s.chatWrapRaw},
@@ -313,6 +310,8 @@ json settingsJson(const EvalSettings& s) {
             {"histogram_bins", s.histogramBins},
             {"device", s.device},
             {"dtype", s.dtype}};
+    writeSamplingJson(j, s.run);
+    return j;
 }
 
 template <class T>
@@ -331,9 +330,7 @@ EvalSettings settingsFromJson(const json& j, const std::string& w) {
     EvalSettings s;
     s.run.maxNewTokens = field<std::int64_t>(j, "max_new_tokens", w);
     s.run.ignoreEos = field<bool>(j, "ignore_eos", w);
-    s.run.temperature = field<double>(j, "temperature", w);
-    s.run.seed = field<std::uint64_t>(j, "seed", w);
-    s.run.topK = field<int>(j, "top_k", w);
+    readSamplingJson(j, s.run, w);
     s.ddtreeBudgets = field<std::vector<int>>(j, "ddtree_budgets", w);
     const auto turns = field<std::string>(j, "turns", w);
     if (turns != "first" && turns != "all") throw Error(w + ".turns: expected \"first\" or \"all\", found \"" + turns + "\"");
@@ -497,7 +494,8 @@ ResultsFile readResultsFile(const std::string& path) {
     if (version > kResultsFormatVersion)
         throw Error(where + " was written by format version " + std::to_string(version) + ", this build reads " +
                     std::to_string(kResultsFormatVersion) + " (update draftscope)");
-    if (version < 1) throw Error(where + " has format version " + std::to_string(version) + ", expected 1");
+    if (version < 1) throw Error(where + " has format version " + std::to_string(version) + ", expected 1 to " +
+                                  std::to_string(kResultsFormatVersion));
     try {
         Unpacker unpacker(*f);
         return documentFromJson(unpacker.unpack(doc, "results"));

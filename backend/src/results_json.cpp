@@ -21,12 +21,31 @@ nlohmann::json toJson(const VerifyStep& s) {
         {"target_rank_in_draft_topk", s.targetRankInDraft},
         {"draft_topk_ids", s.draftTopIds},
         {"draft_topk_probs", s.draftTopProbs},
+        {"rejection_p", s.rejectionP},
+        {"rejection_q", s.rejectionQ},
+        {"rejection_tested", s.rejectionTested},
+        {"rejection_accept_prob", s.rejectionAcceptProb},
     };
+}
+
+void writeSamplingJson(nlohmann::json& j, const RunSettings& s) {
+    j["loop"] = loopRevisionName(s.loop);
+    j["temperature"] = s.temperature;
+    j["top_p"] = s.topP;
+    j["top_k"] = s.topK;
+    j["seed"] = s.seed;
+    j["record_top_k"] = s.recordTopK;
 }
 
 nlohmann::json toJson(const RunResult& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : r.steps) steps.push_back(toJson(s));
+    nlohmann::json settingsJson = {{"max_new_tokens", r.settings.maxNewTokens},
+                                   {"ignore_eos", r.settings.ignoreEos},
+                                   {"drafter", r.settings.drafter},
+                                   {"device", r.device},
+                                   {"dtype", r.dtype}};
+    writeSamplingJson(settingsJson, r.settings);
     return {
         {"prompt_ids", r.promptIds},
         {"output_ids", r.outputIds},
@@ -42,15 +61,7 @@ nlohmann::json toJson(const RunResult& r) {
         {"acceptance_histogram_definition", "index n: number of steps with acceptance length n (bonus included)"},
         {"stopped_at_eos", r.stoppedAtEos},
         {"steps", steps},
-        {"settings",
-         {{"max_new_tokens", r.settings.maxNewTokens},
-          {"ignore_eos", r.settings.ignoreEos},
-          {"temperature", r.settings.temperature},
-          {"seed", r.settings.seed},
-          {"top_k", r.settings.topK},
-          {"drafter", r.settings.drafter},
-          {"device", r.device},
-          {"dtype", r.dtype}}},
+        {"settings", settingsJson},
         {"timing_ms",
          {{"prefill", r.timing.prefillMs}, {"decode", r.timing.decodeMs}, {"total", r.timing.totalMs}}},
         {"peak_device_bytes", r.timing.peakDeviceBytes},
@@ -131,9 +142,11 @@ nlohmann::json toJson(const DiagnosisReport& r) {
         }
         drafters.push_back(j);
     }
+    nlohmann::json settings = {{"max_new_tokens", r.settings.maxNewTokens}, {"ignore_eos", true}};
+    writeSamplingJson(settings, r.settings.sampling);
     return {{"target", toJson(r.target)},
             {"prompts", r.promptIds},
-            {"settings", {{"max_new_tokens", r.settings.maxNewTokens}, {"ignore_eos", true}}},
+            {"settings", settings},
             {"drafters", drafters}};
 }
 
@@ -289,6 +302,27 @@ RunTiming timingFromJson(const Reader& r) {
 
 }  // namespace
 
+void readSamplingJson(const nlohmann::json& j, RunSettings& s, const std::string& where) {
+    const Reader r(j, where);
+    s.temperature = r.real("temperature");
+    s.seed = r.unsignedInteger("seed");
+    if (!r.has("loop")) {  // written before the loop revision: the April loop, no filters
+        s.loop = LoopRevision::April2026;
+        s.topP = 1.0;
+        s.topK = 0;
+        s.recordTopK = static_cast<int>(r.integer("top_k"));
+        return;
+    }
+    try {
+        s.loop = parseLoopRevision(r.string("loop"));
+    } catch (const Error& e) {
+        throw Error(where + "." + e.what());
+    }
+    s.topP = r.real("top_p");
+    s.topK = static_cast<int>(r.integer("top_k"));
+    s.recordTopK = static_cast<int>(r.integer("record_top_k"));
+}
+
 RunResult runResultFromJson(const json& j, const std::string& where) {
     const Reader r(j, where);
     RunResult run;
@@ -316,14 +350,18 @@ RunResult runResultFromJson(const json& j, const std::string& where) {
         v.targetRankInDraft = s.ints<int>("target_rank_in_draft_topk");
         v.draftTopIds = s.intRows<std::int64_t>("draft_topk_ids");
         v.draftTopProbs = s.realRows<float>("draft_topk_probs");
+        if (s.has("rejection_p")) {  // absent in files written before the current loop
+            v.rejectionP = s.reals<float>("rejection_p");
+            v.rejectionQ = s.reals<float>("rejection_q");
+            v.rejectionTested = s.ints<int>("rejection_tested");
+            v.rejectionAcceptProb = s.reals<float>("rejection_accept_prob");
+        }
         run.steps.push_back(std::move(v));
     }
     const auto st = r.object("settings");
     run.settings.maxNewTokens = st.integer("max_new_tokens");
     run.settings.ignoreEos = st.boolean("ignore_eos");
-    run.settings.temperature = st.real("temperature");
-    run.settings.seed = st.unsignedInteger("seed");
-    run.settings.topK = static_cast<int>(st.integer("top_k"));
+    readSamplingJson(j.at("settings"), run.settings, where + ".settings");
     run.settings.drafter = static_cast<int>(st.integer("drafter"));
     run.device = st.string("device");
     run.dtype = st.string("dtype");

@@ -47,6 +47,9 @@ struct DrafterDiagnosis {
 
 struct DiagnoseSettings {
     std::int64_t maxNewTokens = 96;  ///< per prompt, generated with ignore-eos
+    /// Loop revision and sampling options of the runs (maxNewTokens, ignoreEos, drafter and
+    /// recordTopK of it are not used).
+    RunSettings sampling;
 };
 
 /// A named prompt for diagnosis.

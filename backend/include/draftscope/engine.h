@@ -73,9 +73,11 @@ public:
     /// generation_config.json eos_token_id(s) and the tokenizer's eos token.
     const std::vector<std::int64_t>& stopTokenIds() const;
 
-    /// Runs the DFlash loop (DFLASH.md section 4) with drafter settings.drafter.
+    /// Runs the DFlash loop of revision settings.loop (DFLASH.md sections 4 and 10; current
+    /// by default, docs/ENGINE.md "Verification loop") with drafter settings.drafter.
     /// `progress` is called after every verify step; `cancel` is polled between steps and
-    /// makes the call throw Cancelled.
+    /// makes the call throw Cancelled. Throws Error for invalid sampling options
+    /// (validateSampling).
     RunResult run(const PromptSpec& prompt, const RunSettings& settings,
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// Runs the greedy DDTree loop (DFLASH.md section 5) with `budget` tree nodes per step,

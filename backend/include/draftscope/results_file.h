@@ -14,9 +14,10 @@
 namespace draftscope {
 
 /// The `__metadata__` key that holds the results document, and the format version this
-/// build writes and reads.
+/// build writes (it reads every version up to it). Version 2 added the loop revision and the
+/// sampling filters (settings: loop, top_p, top_k as the sampling filter, record_top_k).
 inline constexpr const char* kResultsMetadataKey = "draftscope_results";
-inline constexpr int kResultsFormatVersion = 1;
+inline constexpr int kResultsFormatVersion = 2;
 
 /// A model an evaluation ran with: its summary and the identity of its checkpoint.
 struct ResultsModel {

@@ -13,7 +13,8 @@ namespace draftscope {
 
 /// One verify step: start, anchor, drafted, target_tokens, accepted_count, bonus_token,
 /// acceptance_length, draft_prob, target_prob_of_draft, target_prob_of_target,
-/// target_rank_in_draft_topk, draft_topk_ids, draft_topk_probs.
+/// target_rank_in_draft_topk, draft_topk_ids, draft_topk_probs, rejection_p, rejection_q,
+/// rejection_tested, rejection_accept_prob (empty unless rejection sampling ran).
 nlohmann::json toJson(const VerifyStep& step);
 /// A run: prompt_ids, output_ids, acceptance_lengths, tau, block_size,
 /// per_position_acceptance (with its definition), acceptance_histogram, steps, settings, timing.
@@ -39,6 +40,13 @@ nlohmann::json toJson(const PromptSpec& prompt);
 // for a missing field or a wrong type ("... .steps[2].drafted: expected an array of
 // integers, found string"). A JSON null where a float is expected reads as NaN (JSON has no
 // NaN). Derived fields (acceptance_length, definitions) are ignored.
+/// The loop and sampling settings of `s` as keys of the object `j`: loop ("current" |
+/// "2026-04"), temperature, top_p, top_k (sampling filter, 0 = off), seed, record_top_k.
+void writeSamplingJson(nlohmann::json& j, const RunSettings& s);
+/// Reads what writeSamplingJson wrote into `s`. An object without "loop" was written before
+/// the loop revisions existed: it reads as the April loop without top-p/top-k filters, its
+/// "top_k" being the recorded draft top-k (docs/RESULTS_FORMAT.md).
+void readSamplingJson(const nlohmann::json& j, RunSettings& s, const std::string& where);
 RunResult runResultFromJson(const nlohmann::json& j, const std::string& where);
 TreeRunResult treeRunResultFromJson(const nlohmann::json& j, const std::string& where);
 ModelSummary modelSummaryFromJson(const nlohmann::json& j, const std::string& where);

@@ -6,6 +6,9 @@
 // token (the target's token after them), so its acceptance length is acc + 1 (bonus
 // counted as the committed anchor of the next step is NOT included twice).
 
+#include "draftscope/errors.h"
+
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -26,18 +29,55 @@ struct PromptSpec {
     bool thinking = true;            ///< with chat: false appends Qwen3's empty <think> block
 };
 
+/// Revision of the DFlash verification loop (DFLASH.md sections 4 and 10; docs/ENGINE.md).
+enum class LoopRevision {
+    Current,    ///< newest official dflash_generate: clipped last block, stop tokens inside the loop,
+                ///< lossless rejection sampling at temperature > 0 (the default)
+    April2026,  ///< the April 2026 loop: full blocks, output truncated afterwards; at temperature > 0
+                ///< argmax drafts, exact match against a sampled target
+};
+
+/// CLI / results-file spelling of a loop revision: "current" or "2026-04".
+inline std::string loopRevisionName(LoopRevision r) { return r == LoopRevision::Current ? "current" : "2026-04"; }
+
+/// Parses "current" or "2026-04"; throws Error naming the value and the accepted spellings.
+inline LoopRevision parseLoopRevision(const std::string& name) {
+    if (name == "current") return LoopRevision::Current;
+    if (name == "2026-04") return LoopRevision::April2026;
+    throw Error("loop: unknown loop revision '" + name + "' (expected 'current' or '2026-04')");
+}
+
 /// Settings of one DFlash run.
 struct RunSettings {
     std::int64_t maxNewTokens = 128;
     bool ignoreEos = false;          ///< true: no stop tokens (the goldens' setting)
-    double temperature = 0.0;        ///< 0 = greedy; > 0 samples the target's tokens
-    std::uint64_t seed = 0;          ///< seed of the target-token sampler
-    int topK = 5;                    ///< size of the recorded draft top-k per position
+    LoopRevision loop = LoopRevision::Current;  ///< which verification loop runs
+    double temperature = 0.0;        ///< 0 = greedy; > 0 samples (rule depends on `loop`)
+    double topP = 1.0;               ///< sampling: nucleus filter, in (0, 1]; 1 = off
+    int topK = 0;                    ///< sampling: keep the k most probable tokens; 0 = off
+    std::uint64_t seed = 0;          ///< seed of the CPU sampler
+    int recordTopK = 5;              ///< size of the recorded draft top-k per position (display only)
     int drafter = 0;                 ///< index of the loaded drafter to use
 };
 
+/// Checks the sampling options of `s`: temperature finite and >= 0, top-p in (0, 1], top-k
+/// >= 0, recorded top-k >= 1. Throws Error naming the option and the value found.
+inline void validateSampling(const RunSettings& s) {
+    if (!std::isfinite(s.temperature) || s.temperature < 0)
+        throw Error("temperature must be a finite number >= 0 (0 = greedy), got " + std::to_string(s.temperature));
+    if (!(s.topP > 0 && s.topP <= 1))
+        throw Error("top-p must be in (0, 1] (1 = off), got " + std::to_string(s.topP));
+    if (s.topK < 0) throw Error("top-k must be >= 0 (0 = off), got " + std::to_string(s.topK));
+    if (s.recordTopK < 1) throw Error("record-top-k must be >= 1, got " + std::to_string(s.recordTopK));
+}
+
 /// One verify step of the DFlash loop. Block position j (0..B-1) is absolute position
-/// start + j; position 0 holds the anchor, positions 1..B-1 the drafted tokens.
+/// start + j; position 0 holds the anchor, positions 1..B-1 the drafted tokens. The current
+/// loop clips the last block to the tokens still to produce (verify = min(B, P + max_new -
+/// start)): the per-position vectors below then hold verify - 1 entries instead of B - 1, and
+/// when the step's produced count is cut (clipped block, stop token), acceptedCount is the
+/// produced count - 1 and bonusToken the last committed token, so acceptanceLength() is
+/// always the step's acceptance length.
 struct VerifyStep {
     std::int64_t start = 0;                  ///< absolute position of the anchor
     std::int64_t anchor = 0;
@@ -51,6 +91,13 @@ struct VerifyStep {
     std::vector<int> targetRankInDraft;      ///< [B-1] rank of the target's token in the draft top-k, -1 if absent
     std::vector<std::vector<std::int64_t>> draftTopIds;  ///< [B-1][k] draft top-k ids per position
     std::vector<std::vector<float>> draftTopProbs;       ///< [B-1][k] their probabilities
+    /// Rejection sampling only (current loop, temperature > 0), else empty; [B-1] each:
+    /// p and q of each drafted token under the filtered, tempered target and drafter
+    /// distributions, the test's outcome (1 accepted, 0 rejected, -1 not tested), and
+    /// sum_x min(p, q) at that position (its expected acceptance given the prefix).
+    std::vector<float> rejectionP, rejectionQ;
+    std::vector<int> rejectionTested;
+    std::vector<float> rejectionAcceptProb;
     int acceptanceLength() const { return acceptedCount + 1; }
 };
 
