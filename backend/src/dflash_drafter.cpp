@@ -164,12 +164,11 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
         if (!layout.needsMask()) return std::nullopt;
         for (const auto& [l, m] : masks)
             if (l == layout) return m;
-        std::vector<std::int64_t> keyPos(static_cast<std::size_t>(past));
+        // The same positions as `positions`, made on the host (no device sync).
+        std::vector<std::int64_t> keyPos(static_cast<std::size_t>(past + C)), queryPos(static_cast<std::size_t>(B));
         std::iota(keyPos.begin(), keyPos.end(), std::int64_t{0});
-        const auto pos = positions.to(at::kCPU).contiguous();
-        const auto* p = pos.data_ptr<std::int64_t>();
-        keyPos.insert(keyPos.end(), p, p + C + B);
-        const std::vector<std::int64_t> queryPos(p + C, p + C + B);
+        std::iota(queryPos.begin(), queryPos.end(), blockStart < 0 ? past + C : blockStart);
+        keyPos.insert(keyPos.end(), queryPos.begin(), queryPos.end());
         auto visible = layerVisibility(layout, queryPos, keyPos);
         const auto mask = at::from_blob(visible.data(), {B, past + C + B}, at::TensorOptions().dtype(at::kByte))
                               .to(dev)
