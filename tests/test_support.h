@@ -38,6 +38,18 @@ inline const draftscope::SafetensorsFile& goldenTensors() {
     return *f;
 }
 
+/// variant_goldens.json: drafter layouts, the current and 2026-04 loops (FIXTURES.md).
+inline const nlohmann::json& variantGoldens() {
+    static const nlohmann::json j =
+        nlohmann::json::parse(draftscope::readFileToString(dataPath("variant_goldens.json")));
+    return j;
+}
+
+inline const draftscope::SafetensorsFile& variantTensors() {
+    static const auto f = draftscope::SafetensorsFile::open(dataPath("variant_tensors.safetensors"));
+    return *f;
+}
+
 inline std::vector<std::int64_t> promptIds(int i) {
     return goldens()["prompt_ids"][std::to_string(i)].get<std::vector<std::int64_t>>();
 }

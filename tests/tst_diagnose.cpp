@@ -40,6 +40,20 @@ std::vector<DiagnosePrompt> onePrompt() {
     return {p};
 }
 
+/// Diagnoses a copy of drafter directory `src` whose config.json `edit` changed, on
+/// onePrompt() with `maxNew` new tokens.
+template <class F>
+DiagnosisReport diagnoseEditedCopy(const std::string& src, F&& edit, int maxNew) {
+    QTemporaryDir tmp;
+    const auto dir = copyModel(src, tmp.path().toStdString() + "/d");
+    auto cfg = readJson(dir + "/config.json");
+    edit(cfg);
+    writeJson(dir + "/config.json", cfg);
+    Engine e;
+    e.loadTarget(demoTarget());
+    return diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{std::int64_t{maxNew}});
+}
+
 }  // namespace
 
 class TestDiagnose : public QObject {
@@ -146,6 +160,46 @@ private slots:
         QCOMPARE(f->severity, Severity::Warning);
         QVERIFY(f->message.find("eos") != std::string::npos);
         QVERIFY(r.drafters[0].loaded);
+    }
+
+    void slidingLayersWithoutUseSlidingWindow() {
+        // layer_types sliding + sliding_window, but use_sliding_window false: HF drops the
+        // window; draftscope refuses the config (DFLASH.md section 9) and says why.
+        const auto r = diagnoseEditedCopy(drafterDir("drafter-swa"), [](auto& cfg) { cfg.erase("use_sliding_window"); }, 16);
+        const auto& d = r.drafters[0];
+        QVERIFY(!d.loaded);
+        const auto* f = find(d, "sliding-window-dropped");
+        QVERIFY(f);
+        QCOMPARE(f->severity, Severity::Error);
+        QVERIFY2(f->message.find("use_sliding_window is missing") != std::string::npos, f->message.c_str());
+        QCOMPARE(f->evidence[0].second, 24.0);
+        QCOMPARE(f->evidence[1].second, 1.0);
+        const auto* load = find(d, "load-failed");
+        QVERIFY(load && load->message.find("no window is given") != std::string::npos);
+    }
+
+    void causalKeysDisagreeAndWindowShorterThanContext() {
+        // is_causal true against dflash_config.causal false.
+        const auto r = diagnoseEditedCopy(drafterDir("drafter-modelopt-swa"), [](auto& cfg) { cfg["is_causal"] = true; }, 32);
+        const auto& d = r.drafters[0];
+        QVERIFY(d.loaded);
+        const auto* f = find(d, "causal-keys-disagree");
+        QVERIFY(f);
+        QCOMPARE(f->severity, Severity::Warning);
+        QVERIFY2(f->message.find("2 x sliding 24 causal") != std::string::npos, f->message.c_str());
+        // "def fibonacci(n):\n" + 32 new tokens exceeds the window of 24 ...
+        const auto* w = find(d, "window-shorter-than-context");
+        QVERIFY(w);
+        QCOMPARE(w->severity, Severity::Info);
+        QCOMPARE(w->evidence[0].second, 24.0);
+        QVERIFY(w->evidence[1].second > 24.0);
+        QVERIFY(w->message.find("layer(s) 0, 1") != std::string::npos);
+        // ... and the plain fixture layout (no disagreement) within a short run raises neither.
+        Engine e2;
+        e2.loadTarget(demoTarget());
+        const auto r2 = diagnoseDrafters(e2, {drafterDir("drafter-modelopt-swa")}, onePrompt(), DiagnoseSettings{4});
+        QVERIFY(!find(r2.drafters[0], "causal-keys-disagree"));
+        QVERIFY(!find(r2.drafters[0], "window-shorter-than-context"));
     }
 
     void maskTokenOutsideTheVocabulary() {

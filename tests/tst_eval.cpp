@@ -266,6 +266,7 @@ private slots:
         in.prompts[0].drafters[0].hiddenStats.series[0].rms[0] = std::nanf("");
         in.prompts[0].drafters[0].run.steps[0].draftProb[0] = std::numeric_limits<float>::infinity();
         in.settings.run.seed = 18446744073709551615ull;
+        in.drafters[0].summary.layout = {{true, 24}, {false, std::nullopt}};  // drafter-swa's layout
         const std::string path = tmp_.filePath("roundtrip.dsresults").toStdString();
         writeResultsFile(path, in);
         const ResultsFile out = readResultsFile(path);
@@ -280,6 +281,11 @@ private slots:
         QCOMPARE(toJson(out.target.summary), toJson(in.target.summary));
         QCOMPARE(out.target.configSha256, in.target.configSha256);
         QCOMPARE(toJson(out.drafters[0].summary), toJson(in.drafters[0].summary));
+        QCOMPARE(out.drafters[0].summary.layout, in.drafters[0].summary.layout);
+        // Files written before drafter layouts carry no attention_layout: read as empty.
+        auto old = toJson(in.drafters[0].summary);
+        old.erase("attention_layout");
+        QVERIFY(modelSummaryFromJson(old, "drafters[0]").layout.empty());
         QCOMPARE(out.settings.run.seed, in.settings.run.seed);
         QCOMPARE(out.settings.ddtreeBudgets, in.settings.ddtreeBudgets);
         QCOMPARE(out.settings.allTurns, true);

@@ -90,6 +90,12 @@ private slots:
         QVERIFY(near(e->std, std::sqrt(2.0 / 3.0)));
     }
 
+    void drafterAttentionLayoutIsShown() {
+        QCOMPARE(inspectCheckpoint(drafterDir("drafter-swa")).attentionLayout, std::string("sliding 24 causal, full bidirectional"));
+        QCOMPARE(inspectCheckpoint(demoDrafter()).attentionLayout, std::string("2 x full bidirectional"));
+        QVERIFY(inspectCheckpoint(demoTarget()).attentionLayout.empty());
+    }
+
     void targetMatchesItsArchitecture() {
         const auto r = inspectCheckpoint(demoTarget());
         QCOMPARE(r.kind, std::string("target"));

@@ -10,6 +10,7 @@
 
 #include <QAbstractItemModel>
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
@@ -178,6 +179,36 @@ private slots:
         v.clearInferenceContext();
         QCOMPARE(v.matrix().rows, std::int64_t(0));
         QCOMPARE(v.colorMap()->data()->keySize(), 0);
+    }
+
+    void perLayerInferenceMask() {
+        // drafter-swa's layout: layer 0 causal + window 24, layer 1 full bidirectional.
+        MaskView v;
+        QCOMPARE(v.findChild<QComboBox*>("layerCombo")->count(), 1);  // base layout
+        v.setInferenceContext(40, 16, {});
+        checkCells(v, inferenceMask(40, 16, MaskConventions{}));
+        const std::vector<LayerAttention> layout = {{true, 24}, {false, std::nullopt}};
+        v.setDrafterLayout(layout);
+        auto* combo = v.findChild<QComboBox*>("layerCombo");
+        QCOMPARE(combo->count(), 2);
+        QCOMPARE(combo->itemText(0), QString("0: sliding 24 causal"));
+        QCOMPARE(v.selectedLayer(), 0);
+        // Layer 0: block row o (position 40+o) sees context 17+o..39 and block rows 0..o.
+        const auto& m = v.matrix();
+        checkCells(v, inferenceMask(40, 16, MaskConventions{}, false, layout[0]));
+        for (std::int64_t o = 0; o < 16; ++o)
+            for (std::int64_t c = 0; c < m.cols; ++c)
+                QCOMPARE(m.at(o, c), c <= 40 + o && c >= 17 + o);
+        const auto* title = v.plot()->findChild<QCPTextElement*>("maskTitle");
+        QVERIFY(title);
+        QVERIFY2(title->text().contains("layer 0: sliding 24 causal"), qPrintable(title->text()));
+        // Layer 1 is the reference mask: everything visible.
+        v.setSelectedLayer(1);
+        QCOMPARE(v.matrix().visibleCount(), std::int64_t(16 * 56));
+        // A new drafter with one layer keeps a valid selection.
+        v.setDrafterLayout({{false, 20}});
+        QCOMPARE(v.selectedLayer(), 0);
+        checkCells(v, inferenceMask(40, 16, MaskConventions{}, false, LayerAttention{false, 20}));
     }
 
     void diffModeCountsAndColours() {

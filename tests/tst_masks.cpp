@@ -68,6 +68,47 @@ class TestMasks : public QObject {
     Q_OBJECT
 
 private slots:
+    // ---- Per-layer drafter masks (DFLASH.md section 9) ----
+
+    void layerVisibilitySlidingCausal() {
+        // W = 3, causal: query p sees keys p-2..p (the window counts the query's own position).
+        const LayerAttention l{true, 3};
+        const auto v = layerVisibility(l, {5, 6}, {0, 1, 2, 3, 4, 5, 6, 7});
+        const std::vector<std::uint8_t> expected = {0, 0, 0, 1, 1, 1, 0, 0,   // query 5
+                                                    0, 0, 0, 0, 1, 1, 1, 0};  // query 6
+        QCOMPARE(v, expected);
+        QVERIFY(LayerAttention({true, 2048}).visible(2048, 1));   // p sees p - 2047
+        QVERIFY(!LayerAttention({true, 2048}).visible(2048, 0));  // but not p - 2048
+    }
+
+    void layerVisibilitySlidingBidirectionalAndCausalFull() {
+        // Bidirectional window: |query - key| < W on both sides.
+        const auto v = layerVisibility({false, 2}, {3}, {0, 1, 2, 3, 4, 5});
+        QCOMPARE(v, (std::vector<std::uint8_t>{0, 0, 1, 1, 1, 0}));
+        // Causal, no window: key <= query only.
+        QCOMPARE(layerVisibility({true, std::nullopt}, {2}, {0, 1, 2, 3}), (std::vector<std::uint8_t>{1, 1, 1, 0}));
+        // Base layout: everything visible, no mask needed.
+        QVERIFY(!LayerAttention{}.needsMask());
+        QCOMPARE(layerVisibility({}, {0, 1}, {5, 0}), (std::vector<std::uint8_t>{1, 1, 1, 1}));
+    }
+
+    void inferenceMaskPerLayer() {
+        // Context 6, B 3, W 4 causal: query b+o at position 6+o sees ctx 3+o..5 and block 0..o.
+        const auto m = inferenceMask(6, 3, conv(), false, LayerAttention{true, 4});
+        QCOMPARE(m.rows, 3);
+        QCOMPARE(m.cols, 9);
+        for (std::int64_t o = 0; o < 3; ++o)
+            for (std::int64_t c = 0; c < 9; ++c) {
+                const std::int64_t key = c;  // columns: ctx 0..5 then b+0..2 at positions 6..8
+                const bool expected = key <= 6 + o && 6 + o - key < 4;
+                QCOMPARE(m.at(o, c), expected);
+            }
+        // The base layout leaves the reference mask unchanged; a bidirectional window hides
+        // the far context but keeps the whole block.
+        QCOMPARE(inferenceMask(6, 3, conv(), false, LayerAttention{}).visible, inferenceMask(6, 3, conv()).visible);
+        const auto b = inferenceMask(6, 3, conv(), false, LayerAttention{false, 4});
+        QVERIFY(!b.at(0, 2) && b.at(0, 3) && b.at(0, 8));
+    }
     // S=6, B=3, anchors {1, 4}: keys = ctx 0..5 | b0+0..2 | b1+0..2, queries = b0+0..2, b1+0..2.
     void trainingStrictBidirectional() {
         const auto m = trainingMask(6, 3, {1, 4}, conv());

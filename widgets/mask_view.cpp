@@ -138,6 +138,7 @@ private:
 
 MaskView::MaskView(QWidget* parent) : QWidget(parent) {
     buildUi();
+    setDrafterLayout({});
     rebuild();
 }
 
@@ -157,9 +158,19 @@ void MaskView::buildUi() {
     modeCombo_->addItem(tr("Tree verify (DDTree step)"));
     modeRow->addWidget(modeCombo_);
     modeStack_ = new QStackedWidget(this);
-    stepLabel_ = new QLabel(this);
+    auto* infPage = new QWidget(this);
+    auto* infRow = new QHBoxLayout(infPage);
+    infRow->setContentsMargins(0, 0, 0, 0);
+    stepLabel_ = new QLabel(infPage);
     stepLabel_->setObjectName("stepLabel");
-    modeStack_->addWidget(stepLabel_);
+    layerCombo_ = new QComboBox(infPage);
+    layerCombo_->setObjectName("layerCombo");
+    layerCombo_->setToolTip(tr("Drafter layer whose mask is drawn: causal layers add the triangle, sliding-window "
+                               "layers the band of the last W positions (DFLASH.md section 9)"));
+    infRow->addWidget(stepLabel_, 1);
+    infRow->addWidget(new QLabel(tr("Layer"), infPage));
+    infRow->addWidget(layerCombo_);
+    modeStack_->addWidget(infPage);
     auto* train = new QWidget(this);
     auto* trainRow = new QHBoxLayout(train);
     trainRow->setContentsMargins(0, 0, 0, 0);
@@ -301,6 +312,7 @@ void MaskView::buildUi() {
     connect(windowSpin_, qOverload<int>(&QSpinBox::valueChanged), this, changed);
     connect(anchorsEdit_, &QLineEdit::textChanged, this, changed);
     connect(pastCheck_, &QCheckBox::toggled, this, changed);
+    connect(layerCombo_, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
     for (ConventionBox* box : {convA_.get(), convB_.get()})
         for (QComboBox* c : {box->context, box->block, box->offset})
             connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, changed);
@@ -320,6 +332,23 @@ void MaskView::setInferenceContext(std::int64_t contextLength, std::int64_t bloc
     pieces_ = tokenPieces;
     if (mode() == Mode::Inference) rebuild();
 }
+
+void MaskView::setDrafterLayout(const std::vector<LayerAttention>& layers) {
+    const int keep = selectedLayer();
+    layout_ = layers;
+    updating_ = true;
+    layerCombo_->clear();
+    if (layout_.empty()) layerCombo_->addItem(tr("all: full bidirectional (base layout)"));
+    for (std::size_t i = 0; i < layout_.size(); ++i)
+        layerCombo_->addItem(tr("%1: %2").arg(i).arg(QString::fromStdString(describeLayerAttention(layout_[i]))));
+    layerCombo_->setCurrentIndex(std::clamp(keep, 0, layerCombo_->count() - 1));
+    updating_ = false;
+    if (mode() == Mode::Inference) rebuild();
+}
+
+void MaskView::setSelectedLayer(int layer) { layerCombo_->setCurrentIndex(std::clamp(layer, 0, layerCombo_->count() - 1)); }
+
+int MaskView::selectedLayer() const { return std::max(0, layerCombo_->currentIndex()); }
 
 void MaskView::clearInferenceContext() {
     haveStep_ = false;
@@ -427,8 +456,11 @@ void MaskView::rebuild() {
             if (haveStep_) {
                 const bool both = diff && (a.context == MaskConventions::Context::Inclusive ||
                                            b.context == MaskConventions::Context::Inclusive);
-                maskA_ = draftscope::inferenceMask(infContext_, infBlock_, a, both);
-                if (diff) maskB_ = draftscope::inferenceMask(infContext_, infBlock_, b, both);
+                const auto layer = static_cast<std::size_t>(selectedLayer()) < layout_.size()
+                                       ? layout_[static_cast<std::size_t>(selectedLayer())]
+                                       : LayerAttention{};
+                maskA_ = draftscope::inferenceMask(infContext_, infBlock_, a, both, layer);
+                if (diff) maskB_ = draftscope::inferenceMask(infContext_, infBlock_, b, both, layer);
             } else {
                 summary_ = tr("No verify step selected: select a step, or switch to Training mode.");
             }
@@ -519,8 +551,9 @@ QString MaskView::titleText() const {
                                (error_.isEmpty() ? QString() : QStringLiteral("\n") + error_)
                          : tr("Target's tree-verify mask (no DDTree step selected)");
     if (mode() == Mode::Inference)
-        what = haveStep_ ? tr("Drafter mask at inference (anchor at %1, block %2)").arg(infContext_).arg(infBlock_)
-                         : tr("Drafter mask at inference (no step selected)");
+        what = (haveStep_ ? tr("Drafter mask at inference (anchor at %1, block %2)").arg(infContext_).arg(infBlock_)
+                          : tr("Drafter mask at inference (no step selected)")) +
+               QStringLiteral(", ") + tr("layer %1").arg(layerCombo_->currentText());
     else
         what = tr("Training mask (S %1, B %2, anchors %3%4)")
                    .arg(sSpin_->value())

@@ -69,6 +69,16 @@ public:
                              const std::vector<QString>& tokenPieces);
     /// Forgets the step (Inference mode then shows "no verify step selected").
     void clearInferenceContext();
+    /// The drafter's per-layer attention layout (ModelSummary::layout, DFLASH.md section 9).
+    /// Inference mode draws the selected layer's real mask: the conventions' mask
+    /// intersected with the layer's causal triangle and sliding-window band
+    /// (inferenceMask(..., LayerAttention), the function the drafter forward uses). Empty:
+    /// the base layout. Keeps the selected layer when it still exists.
+    void setDrafterLayout(const std::vector<draftscope::LayerAttention>& layers);
+    /// Selects drafter layer `layer` (clamped to the layout) for Inference mode.
+    void setSelectedLayer(int layer);
+    /// The selected drafter layer (0 when the layout is empty).
+    int selectedLayer() const;
     /// Fills the Training controls: context length S, block size B, anchors (each in [0, S);
     /// invalid ones are reported in the error label) and sliding window (0 = none).
     /// Does not change the mode.
@@ -142,6 +152,7 @@ private:
     bool haveStep_ = false;
     std::int64_t infContext_ = 0, infBlock_ = 0;
     std::vector<QString> pieces_;
+    std::vector<draftscope::LayerAttention> layout_;
     bool haveTree_ = false;
     draftscope::TreeStep tree_;
     int treeBudget_ = 0, treeStepIndex_ = -1;
@@ -160,6 +171,7 @@ private:
     QComboBox* modeCombo_ = nullptr;
     QStackedWidget* modeStack_ = nullptr;
     QLabel* stepLabel_ = nullptr;
+    QComboBox* layerCombo_ = nullptr;
     QSpinBox* sSpin_ = nullptr;
     QSpinBox* bSpin_ = nullptr;
     QLineEdit* anchorsEdit_ = nullptr;

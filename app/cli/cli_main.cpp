@@ -10,6 +10,7 @@
 #include "cli/eval_command.h"
 #include "cli/run_report.h"
 #include "draftscope/engine.h"
+#include "draftscope/masks.h"
 #include "draftscope/errors.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
@@ -58,6 +59,8 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
     std::cerr << "loading drafter " << drafterDir << "\n";
     const auto drafter = engine.loadDrafter(drafterDir, drafterConfig);
     if (!drafter.source.empty()) std::cerr << "drafter: " << drafter.source << "\n";
+    std::cerr << "drafter: " << drafter.numLayers << " layers (" << describeLayout(drafter.layout) << "), block size "
+              << drafter.blockSize << "\n";
     for (const auto& w : drafter.warnings) std::cerr << "warning: drafter: " << w << "\n";
     if (!drafter.unexpectedTensors.empty())
         std::cerr << "warning: drafter checkpoint has " << drafter.unexpectedTensors.size()

@@ -152,6 +152,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                 }
                 clearResult();
                 maskView_->setTrainingExample(64, d.blockSize, {8, 29});
+                maskView_->setDrafterLayout(d.layout);
             });
     connect(controller_, &AnalysisController::analysisStarted, this,
             [this](quint64 id) { log(tr("analysis %1 started").arg(id)); });
@@ -649,6 +650,7 @@ void MainWindow::showDetailViews() {
                 .arg(who, ids[0], ids[1]));
     }
     maskView_->setTrainingExample(64, d->drafter.blockSize, {8, 29});
+    maskView_->setDrafterLayout(d->drafter.layout);
     attentionView_->clear();
     attentionStep_ = -1;
     onSelection(selection_->step(), selection_->position());

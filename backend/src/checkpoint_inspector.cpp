@@ -1,4 +1,5 @@
 #include "draftscope/inspector.h"
+#include "draftscope/masks.h"
 
 #include "dflash_drafter.h"
 #include "draftscope/errors.h"
@@ -149,6 +150,7 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             const auto c = loadDrafterConfig(dir);
             r.kind = "drafter";
             r.architecture = c.body.architecture.empty() ? "DFlashDraftModel" : c.body.architecture;
+            r.attentionLayout = describeLayout(c.layers);
             std::int64_t fcIn = static_cast<std::int64_t>(c.targetLayerIds.size()) * c.body.hiddenSize;
             if (src.has("fc.weight") && src.shape("fc.weight").size() == 2) fcIn = src.shape("fc.weight")[1];
             compareWithSpecs(r, src, DFlashDrafter::expectedTensors(c, fcIn), {});

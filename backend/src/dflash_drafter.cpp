@@ -1,9 +1,11 @@
 #include "dflash_drafter.h"
 
 #include "draftscope/errors.h"
+#include "draftscope/masks.h"
 #include "torch_compat.h"
 
 #include <cmath>
+#include <numeric>
 
 namespace draftscope {
 
@@ -56,10 +58,11 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
 }
 
 DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights,
-                             const TargetModel& target)
+                             const TargetModel& target, bool reproduceInvFreqRounding)
     : config_(config),
       target_(target),
-      rotary_(config.body.rope, config.body.headDim, target.device(), invFreqRounding(config, weights)) {
+      rotary_(config.body.rope, config.body.headDim, target.device(),
+              reproduceInvFreqRounding ? invFreqRounding(config, weights) : std::nullopt) {
     const auto& tc = target.config();
     const auto& dc = config_.body;
     const std::string where = "drafter '" + weights.directory() + "'";
@@ -152,9 +155,32 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     const auto [cos, sin] = rotary_.cosSin(positions, target_.dtype());
     const auto qCos = cos.narrow(0, C, B), qSin = sin.narrow(0, C, B);
 
+    // Per-layer masks (DFLASH.md section 9) over absolute positions: cached keys sit at
+    // rows 0..past-1 = positions 0..past-1, then the new context and block keys at
+    // `positions`. The cache keeps every context key: a window masks, it never evicts.
+    // Layers with the base layout run mask-free; alike layers share one mask.
+    std::vector<std::pair<LayerAttention, at::Tensor>> masks;
+    const auto maskOf = [&](const LayerAttention& layout) -> std::optional<at::Tensor> {
+        if (!layout.needsMask()) return std::nullopt;
+        for (const auto& [l, m] : masks)
+            if (l == layout) return m;
+        // The same positions as `positions`, made on the host (no device sync).
+        std::vector<std::int64_t> keyPos(static_cast<std::size_t>(past + C)), queryPos(static_cast<std::size_t>(B));
+        std::iota(keyPos.begin(), keyPos.end(), std::int64_t{0});
+        std::iota(queryPos.begin(), queryPos.end(), blockStart < 0 ? past + C : blockStart);
+        keyPos.insert(keyPos.end(), queryPos.begin(), queryPos.end());
+        auto visible = layerVisibility(layout, queryPos, keyPos);
+        const auto mask = at::from_blob(visible.data(), {B, past + C + B}, at::TensorOptions().dtype(at::kByte))
+                              .to(dev)
+                              .to(at::kBool);
+        masks.emplace_back(layout, mask);
+        return mask;
+    };
+
     DraftOutput out;
     const auto ctx = projectContext(features.to(dev, target_.dtype()));  // [C, H], shared by all layers
     at::Tensor x = target_.embed(block).to(target_.dtype());          // [B, H]
+    if (config_.inputEmbeddingScale != 1.0) x = x * config_.inputEmbeddingScale;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const auto& layer = layers_[l];
         const auto xn = layer.inputNorm(x);
@@ -165,13 +191,14 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
         q = RotaryEmbedding::apply(q, qCos, qSin);
         k = RotaryEmbedding::apply(k, cos, sin);
         const auto [K, V] = cache.append(l, k, v);
+        const auto mask = maskOf(layerAttention(l));  // none for the base layout: not causal, no window
         at::Tensor attn;
         if (keepAttention) {
             at::Tensor w;
-            attn = compat::attentionWithWeights(q, K, V, std::nullopt, scale, w);
+            attn = compat::attentionWithWeights(q, K, V, mask, scale, w);
             out.attention.push_back(w);
         } else {
-            attn = compat::attention(q, K, V, std::nullopt, scale);  // no mask, not causal
+            attn = compat::attention(q, K, V, mask, scale);
         }
         x = x + layer.o(attn.transpose(0, 1).reshape({B, Hq * D}));
         x = x + layer.mlp(layer.postNorm(x));
@@ -179,7 +206,14 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);
     out.logits = target_.lmHead(out.hidden.narrow(0, 1, B - 1));
+    if (config_.outputMultiplier != 1.0) out.logits = out.logits * config_.outputMultiplier;
+    if (const auto c = config_.finalLogitSoftcapping) out.logits = at::tanh(out.logits / *c) * *c;
     return out;
+}
+
+LayerAttention DFlashDrafter::layerAttention(std::size_t layer) const {
+    if (layer >= config_.layers.size()) return {};
+    return config_.layers[layer];
 }
 
 }  // namespace draftscope

@@ -27,7 +27,10 @@ public:
     /// == len(target_layer_ids) * H, every tapped id < target depth, mask token id < target
     /// vocab. Each failure throws Error naming the expected and found values. Mismatches
     /// that still run (num_target_layers differing from the target's depth) become warnings().
-    DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights, const TargetModel& target);
+    /// `reproduceInvFreqRounding`: round the rotary inv_freq through the checkpoint dtype as
+    /// the 2026-04 reference does (LoadOptions::drafterInvFreqRounding).
+    DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights, const TargetModel& target,
+                  bool reproduceInvFreqRounding = true);
 
     const DrafterConfig& config() const { return config_; }
     const std::vector<std::string>& warnings() const { return warnings_; }
@@ -51,6 +54,10 @@ public:
     /// probes that put the anchor's own feature into the context: DFLASH.md section 7).
     DraftOutput draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
                       bool keepAttention = false, std::int64_t blockStart = -1) const;
+
+    /// The attention layout layer `layer` runs with (DrafterConfig::layers; the base layout
+    /// if the layer is out of range).
+    LayerAttention layerAttention(std::size_t layer) const;
 
     /// The tensors this architecture expects in a drafter checkpoint.
     static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth);

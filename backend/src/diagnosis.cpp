@@ -1,6 +1,7 @@
 #include "draftscope/diagnosis.h"
 
 #include "draftscope/errors.h"
+#include "draftscope/masks.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
 #include "draftscope/tokenizer.h"
@@ -8,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -56,6 +58,36 @@ std::optional<DrafterConfig> readConfig(const std::string& path) {
     }
 }
 
+/// A config whose sliding layers lose their window: layer_types names sliding_attention and
+/// sliding_window is set, but use_sliding_window is not true and dflash_config gives no
+/// swa_window_size. HF Qwen3Config then sets sliding_window to None, so the official
+/// drafter code would run those layers without a window; draftscope follows DFLASH.md
+/// section 9, where a sliding layer without a window is a load error. Read from the raw
+/// config.json, since the config does not load.
+void droppedWindowCheck(DrafterDiagnosis& d, const std::string& path) {
+    std::error_code ec;
+    const auto dir = fs::is_directory(path, ec) ? fs::path(path) : fs::path(path).parent_path();
+    const auto file = dir / "config.json";
+    if (!fs::is_regular_file(file, ec)) return;
+    const auto j = nlohmann::json::parse(readFileToString(file.string()), nullptr, false);
+    if (!j.is_object() || !j.contains("layer_types") || !j["layer_types"].is_array()) return;
+    const auto& types = j["layer_types"];
+    const auto sliding = std::count(types.begin(), types.end(), nlohmann::json("sliding_attention"));
+    const bool windowGiven = j.contains("sliding_window") && j["sliding_window"].is_number_integer();
+    const bool useSliding = j.contains("use_sliding_window") && j["use_sliding_window"] == true;
+    const bool swaSize = j.contains("dflash_config") && j["dflash_config"].is_object() &&
+                         j["dflash_config"].contains("swa_window_size") && !j["dflash_config"]["swa_window_size"].is_null();
+    if (sliding == 0 || !windowGiven || useSliding || swaSize) return;
+    const auto W = j["sliding_window"].get<std::int64_t>();
+    add(d, "sliding-window-dropped", Severity::Error,
+        std::to_string(sliding) + " layer(s) are sliding_attention with sliding_window " + std::to_string(W) +
+            ", but use_sliding_window is " + (j.contains("use_sliding_window") ? j["use_sliding_window"].dump() : "missing") +
+            ": HF Qwen3Config then drops the window and the official drafter code runs those layers with no window "
+            "(full context). draftscope follows DFLASH.md section 9 and refuses the config instead of guessing; if the "
+            "drafter was trained with the window, set use_sliding_window true (or dflash_config.swa_window_size)",
+        {{"sliding_window", double(W)}, {"sliding_layers", double(sliding)}});
+}
+
 /// fc.weight's input width from the checkpoint header, if it is a plain safetensors directory.
 std::optional<std::int64_t> fcInputWidth(const std::string& path) {
     std::error_code ec;
@@ -100,6 +132,11 @@ void staticChecks(DrafterDiagnosis& d, const DrafterConfig& c, const ModelSummar
             "the drafter's num_target_layers is " + std::to_string(c.numTargetLayers) + " but the target has " +
                 std::to_string(L) + " layers: it was trained against a different target",
             {{"num_target_layers", double(c.numTargetLayers)}, {"target_layers", double(L)}});
+    if (c.isCausal && c.dflashCausal && *c.isCausal != *c.dflashCausal)
+        add(d, "causal-keys-disagree", Severity::Warning,
+            std::string("is_causal is ") + (*c.isCausal ? "true" : "false") + " but dflash_config.causal is " +
+                (*c.dflashCausal ? "true" : "false") + "; draftscope, like the official drafter code, uses is_causal (" +
+                describeLayout(c.layers) + "), while a reader of dflash_config (vLLM's ModelOpt path) would not");
     if (c.targetLayerIdsDerived)
         add(d, "tapped-layers-derived", Severity::Info,
             "the config names no target_layer_ids; the DFlash fallback gives " + idList(c.targetLayerIds));
@@ -199,6 +236,25 @@ ProbeStats probeStats(const std::vector<TeacherForcedDrafts>& probes) {
     return s;
 }
 
+/// Sliding-window layers whose window is shorter than the longest context a prompt reached
+/// (prompt + generated tokens): there the window actually hides context (info).
+void windowCheck(DrafterDiagnosis& d, std::int64_t longestContext) {
+    std::optional<std::int64_t> window;
+    std::string layers;
+    for (std::size_t i = 0; i < d.summary.layout.size(); ++i) {
+        const auto& w = d.summary.layout[i].window;
+        if (!w || *w >= longestContext) continue;
+        window = window ? std::min(*window, *w) : *w;
+        layers += (layers.empty() ? "" : ", ") + std::to_string(i);
+    }
+    if (!window) return;
+    add(d, "window-shorter-than-context", Severity::Info,
+        "drafter layer(s) " + layers + " attend over a sliding window of " + std::to_string(*window) +
+            " positions, and the longest context here reached " + std::to_string(longestContext) +
+            " tokens: those layers do not see the start of the context (as trained; the cache keeps every key)",
+        {{"window", double(*window)}, {"longest_context", double(longestContext)}});
+}
+
 void patternChecks(DrafterDiagnosis& d) {
     if (d.samePositionMatch.empty()) {  // no probe ran (see "probe-skipped")
         if (d.tau < kLowTau)
@@ -296,6 +352,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
         d.path = path;
         const auto config = readConfig(path);
         if (config) staticChecks(d, *config, report.target, engine, fcInputWidth(path));
+        else droppedWindowCheck(d, path);
         int index = -1;
         try {
             d.summary = engine.loadDrafter(path);
@@ -308,6 +365,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
         }
         if (d.loaded) {
             std::vector<TeacherForcedDrafts> plain, withAnchor;
+            std::int64_t longestContext = 0;
             RunSettings rs = settings.sampling;
             rs.maxNewTokens = settings.maxNewTokens;
             rs.ignoreEos = true;
@@ -316,6 +374,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                 if (cancel && cancel->load()) throw Cancelled();
                 const auto run = engine.run(p.spec, rs, {}, cancel);
                 d.promptTaus.push_back(run.tau);
+                longestContext = std::max(longestContext, static_cast<std::int64_t>(run.outputIds.size()));
                 const auto P = static_cast<std::int64_t>(run.promptIds.size());
                 if (static_cast<std::int64_t>(run.outputIds.size()) - d.summary.blockSize >= P) {
                     plain.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, false, cancel));
@@ -324,6 +383,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                 if (progress) progress(++done, total);
             }
             d.tau = mean(d.promptTaus);
+            windowCheck(d, longestContext);
             if (plain.empty())
                 add(d, "probe-skipped", Severity::Info,
                     "the teacher-forced probe needs at least " + std::to_string(d.summary.blockSize) +

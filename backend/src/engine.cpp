@@ -232,7 +232,7 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         try {
             config = loadDrafterConfig(dir);
             WeightLoader weights(dir);
-            drafter = std::make_unique<DFlashDrafter>(config, weights, target);
+            drafter = std::make_unique<DFlashDrafter>(config, weights, target, d_->options.drafterInvFreqRounding);
         } catch (const Error& e) {
             throw Error(rename(e.what()));
         }
@@ -242,6 +242,7 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         s.maskTokenId = config.maskTokenId;
         s.targetLayerIds = config.targetLayerIds;
         s.targetLayerIdsDerived = config.targetLayerIdsDerived;
+        s.layout = config.layers;
         s.warnings = drafter->warnings();
         d_->drafters.push_back(std::move(drafter));
         d_->drafterSummaries.push_back(s);

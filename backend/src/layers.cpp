@@ -74,6 +74,18 @@ RotaryEmbedding::RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, c
         const auto smoothed = (1 - smooth) * scaled / rope.factor + smooth * scaled;
         const auto medium = (wavelen >= highWavelen).logical_and(wavelen <= lowWavelen);
         invFreq = at::where(medium, smoothed, scaled);
+    } else if (rope.type == "yarn") {
+        // HF _compute_yarn_parameters, float32 as there: blend the interpolated (1/(f*pos))
+        // and extrapolated (1/pos) frequencies with a linear ramp over [low, high].
+        const auto y = yarnParameters(rope, headDim);
+        const auto posFreqs = at::pow(rope.theta, exponent);
+        const auto extrapolated = 1.0 / posFreqs;
+        const auto interpolated = 1.0 / (rope.factor * posFreqs);
+        const auto ramp = ((at::arange(dim / 2, at::TensorOptions().dtype(at::kFloat)) - y.low) / (y.high - y.low))
+                              .clamp(0, 1);
+        const auto extrapolationFactor = 1 - ramp;
+        invFreq = interpolated * (1 - extrapolationFactor) + extrapolated * extrapolationFactor;
+        attentionFactor_ = y.attentionFactor;
     }
     if (invFreqStorage) invFreq = invFreq.to(*invFreqStorage).to(at::kFloat);
     invFreq_ = invFreq.to(device);
@@ -83,6 +95,8 @@ std::pair<at::Tensor, at::Tensor> RotaryEmbedding::cosSin(const at::Tensor& posi
                                                           at::ScalarType dtype) const {
     const auto freqs = at::outer(positions.to(at::kFloat), invFreq_);  // [T, dim/2]
     const auto emb = at::cat({freqs, freqs}, -1);
+    if (attentionFactor_ != 1.0)  // HF: cos/sin scaled by attention_scaling in float32, then cast
+        return {(emb.cos() * attentionFactor_).to(dtype), (emb.sin() * attentionFactor_).to(dtype)};
     return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }
 

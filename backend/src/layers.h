@@ -55,7 +55,8 @@ struct SwiGluMlp {
 };
 
 /// Rotary position embedding (rotate-half convention, HF `apply_rotary_pos_emb`) with
-/// default, linear and llama3 frequency schedules and partial rotary dimensions.
+/// default, linear, llama3 and yarn frequency schedules (HF `ROPE_INIT_FUNCTIONS`) and
+/// partial rotary dimensions. YaRN also scales cos and sin by its attention factor.
 class RotaryEmbedding {
 public:
     /// `invFreqStorage`, if set, rounds the inverse frequencies through that dtype, as a
@@ -69,6 +70,7 @@ public:
 
 private:
     at::Tensor invFreq_;  ///< float32 [rotaryDim / 2]
+    double attentionFactor_ = 1.0;  ///< HF `attention_scaling` (yarn), 1 otherwise
 };
 
 /// State of one Gated DeltaNet (linear_attention) layer after the committed tokens, as HF

@@ -77,6 +77,43 @@ MaskMatrix inferenceMask(std::int64_t contextLength, std::int64_t blockSize, con
     return m;
 }
 
+std::vector<std::uint8_t> layerVisibility(const LayerAttention& layer, const std::vector<std::int64_t>& queryPositions,
+                                          const std::vector<std::int64_t>& keyPositions) {
+    const auto Q = static_cast<std::int64_t>(queryPositions.size());
+    const auto K = static_cast<std::int64_t>(keyPositions.size());
+    if (Q > 0 && K > kMaxCells / Q)
+        throw Error("layer mask of " + std::to_string(Q) + " x " + std::to_string(K) + " cells is too large (at most " +
+                    std::to_string(kMaxCells) + " cells)");
+    std::vector<std::uint8_t> out(static_cast<std::size_t>(Q * K));
+    std::size_t i = 0;
+    for (const auto q : queryPositions)
+        for (const auto k : keyPositions) out[i++] = layer.visible(q, k) ? 1 : 0;
+    return out;
+}
+
+MaskMatrix inferenceMask(std::int64_t contextLength, std::int64_t blockSize, const MaskConventions& conventions,
+                         bool anchorColumnAlways, const LayerAttention& layer) {
+    auto m = inferenceMask(contextLength, blockSize, conventions, anchorColumnAlways);
+    if (!layer.needsMask()) return m;
+    const auto v = layerVisibility(layer, m.rowPositions, m.colPositions);
+    for (std::size_t i = 0; i < v.size(); ++i) m.visible[i] = m.visible[i] && v[i];
+    return m;
+}
+
+std::string describeLayerAttention(const LayerAttention& layer) {
+    return (layer.window ? "sliding " + std::to_string(*layer.window) : std::string("full")) +
+           (layer.causal ? " causal" : " bidirectional");
+}
+
+std::string describeLayout(const std::vector<LayerAttention>& layers) {
+    if (layers.empty()) return {};
+    if (std::all_of(layers.begin(), layers.end(), [&](const LayerAttention& l) { return l == layers.front(); }))
+        return std::to_string(layers.size()) + " x " + describeLayerAttention(layers.front());
+    std::string s;
+    for (const auto& l : layers) s += (s.empty() ? "" : ", ") + describeLayerAttention(l);
+    return s;
+}
+
 MaskMatrix trainingMask(std::int64_t S, std::int64_t B, const std::vector<std::int64_t>& anchors,
                         const MaskConventions& conv, std::int64_t W) {
     if (S < 0) throw Error("training mask: context length S must be >= 0, got " + std::to_string(S));

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cfenv>
 #include <cmath>
 #include <filesystem>
@@ -131,7 +132,7 @@ private:
     std::string scope_;
 };
 
-RopeConfig parseRope(const Fields& f) {
+RopeConfig parseRope(const Fields& f, std::int64_t maxPositions) {
     RopeConfig rope;
     // 5.x: rope_parameters {rope_theta, rope_type, ...}; 4.x: rope_theta + rope_scaling.
     std::optional<Fields> params;
@@ -153,22 +154,83 @@ RopeConfig parseRope(const Fields& f) {
             rope.factor = params->number("factor", 1.0);
             rope.lowFreqFactor = params->number("low_freq_factor", 1.0);
             rope.highFreqFactor = params->number("high_freq_factor", 4.0);
-            rope.originalMaxPositions = params->positiveInt("original_max_position_embeddings", 8192);
+            rope.originalMaxPositions = params->positiveInt("original_max_position_embeddings",
+                                                            rope.type == "yarn" ? maxPositions : 8192);
+        }
+        if (rope.type == "yarn") {  // HF _compute_yarn_parameters
+            if (!params->has("factor")) params->missing("factor");
+            rope.betaFast = params->number("beta_fast", 32.0);
+            rope.betaSlow = params->number("beta_slow", 1.0);
+            auto optional = [&](const char* key) {
+                return params->has(key) ? std::optional<double>(params->number(key, 0.0)) : std::nullopt;
+            };
+            rope.mscale = optional("mscale");
+            rope.mscaleAllDim = optional("mscale_all_dim");
+            rope.attentionFactor = optional("attention_factor");
+            rope.truncate = params->boolean("truncate", true);
+            if (!(rope.factor > 0)) throw Error("'" + f.path() + "': " + params->name("factor") + " must be positive");
         }
     }
-    if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3")
+    if (rope.type != "default" && rope.type != "linear" && rope.type != "llama3" && rope.type != "yarn")
         throw Error("'" + f.path() + "': rope type '" + rope.type +
-                    "' is not supported (supported: default, linear, llama3)");
+                    "' is not supported (supported: default, linear, llama3, yarn)");
     if (!(rope.theta > 0)) throw Error("'" + f.path() + "': rope_theta must be positive");
     if (!(rope.partialRotaryFactor > 0 && rope.partialRotaryFactor <= 1))
         throw Error("'" + f.path() + "': partial_rotary_factor must be in (0, 1]");
     return rope;
 }
 
+/// A config key that changes the math and that draftscope does not implement, with why.
+struct UnimplementedKey {
+    const char* key;
+    const char* what;
+};
+
+/// Keys no model may set (to anything but null or false): each one changes the forward
+/// pass and is not implemented, so running without it would silently compute something
+/// else. One table per kind of model; refuseUnimplemented() applies it.
+constexpr UnimplementedKey kUnimplementedEverywhere[] = {
+    {"mlp_bias", "MLP projections with bias"},
+    {"attn_logit_softcapping", "attention logit soft-capping"},
+    {"query_pre_attn_scalar", "an attention scale other than head_dim^-0.5"},
+    {"attention_multiplier", "an attention scale other than head_dim^-0.5"},
+    {"embedding_multiplier", "scaled input embeddings"},
+    {"residual_multiplier", "scaled residual branches"},
+    {"logits_scaling", "scaled output logits"},
+    {"transformer_layer_config", "the vllm-project/speculators drafter format (nested transformer fields, its own "
+                                 "embed_tokens and lm_head)"},
+    {"aux_hidden_state_layer_ids", "the vllm-project/speculators drafter format (taps named "
+                                   "aux_hidden_state_layer_ids)"},
+    {"draft_vocab_size", "a reduced draft vocabulary (d2t / t2d token maps)"},
+};
+/// Drafter-only keys (DFLASH.md section 9) that the target forward does not implement.
+constexpr UnimplementedKey kUnimplementedInTargets[] = {
+    {"use_sliding_window", "sliding-window attention in a target"},
+    {"input_embedding_scale", "scaled input embeddings"},
+    {"output_multiplier", "scaled output logits"},
+    {"final_logit_softcapping", "final logit soft-capping in a target"},
+};
+
+template <std::size_t N>
+void refuseUnimplemented(const Fields& f, const UnimplementedKey (&table)[N]) {
+    for (const auto& k : table) {
+        if (!f.has(k.key)) continue;
+        const auto& v = f.raw(k.key);
+        if (v.is_boolean() && v == false) continue;
+        std::string value = v.dump();
+        if (value.size() > 40) value = value.substr(0, 37) + "...";
+        throw Error("'" + f.path() + "': '" + f.name(k.key) + "' = " + value + " asks for " + k.what +
+                    ", which draftscope does not implement; refusing to run the model with different math");
+    }
+}
+
 /// Fills the transformer fields shared by targets and drafters from `f`. With
 /// `intermediateOptional` (MoE targets, whose dense intermediate_size may be absent when
 /// every layer is sparse), a missing intermediate_size leaves 0.
-void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOptional = false) {
+/// `drafter`: sliding_attention layers are allowed (their window is resolved by
+/// loadDrafterConfig); targets accept full_attention and, for Qwen3_5, linear_attention.
+void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOptional = false,
+                      bool drafter = false) {
     c.hiddenSize = f.positiveInt("hidden_size");
     c.intermediateSize = intermediateOptional ? f.positiveInt("intermediate_size", 0) : f.positiveInt("intermediate_size");
     c.numLayers = f.positiveInt("num_hidden_layers");
@@ -181,7 +243,8 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
     c.attentionBias = f.boolean("attention_bias", false);
     c.hiddenAct = f.string("hidden_act", "silu");
     c.modelType = f.string("model_type", c.modelType);
-    c.rope = parseRope(f);
+    c.rope = parseRope(f, c.maxPositions);
+    refuseUnimplemented(f, kUnimplementedEverywhere);
     c.checkpointDtype = f.string("dtype", f.string("torch_dtype", c.checkpointDtype));
     if (c.numHeads % c.numKvHeads != 0)
         throw Error("'" + f.path() + "': num_attention_heads (" + std::to_string(c.numHeads) +
@@ -211,12 +274,15 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
     }
     for (const auto& t : c.layerTypes) {
         if (t == "full_attention") continue;
+        if (t == "sliding_attention" && drafter) continue;
         if (t == "linear_attention" && c.family == TargetFamily::Qwen3_5) continue;
         throw Error("'" + f.path() + "': layer type '" + t + "' is not supported " +
                     (c.family == TargetFamily::Qwen3_5
                          ? std::string("(Qwen3.5 layers are full_attention or linear_attention)")
-                         : std::string("for this architecture (only full_attention layers; linear_attention "
-                                       "needs a Qwen3_5 architecture)")));
+                         : drafter ? std::string("in a drafter (layer_types entries must be full_attention or "
+                                                 "sliding_attention)")
+                                   : std::string("for this architecture (only full_attention layers; linear_attention "
+                                                 "needs a Qwen3_5 architecture)")));
     }
     if (c.family == TargetFamily::Qwen3_5) {
         // HF Qwen3_5TextConfig defaults when the config does not say: rope_theta 1e7 and
@@ -281,7 +347,78 @@ void parseMoe(const Fields& f, MoeKind kind, TransformerConfig& c) {
                         "decoder_sparse_step) but required field '" + f.name("intermediate_size") + "' is missing");
 }
 
+/// DFLASH.md section 9: per-layer {causal, window} from layer_types, sliding_window +
+/// use_sliding_window, is_causal and dflash_config.{causal, use_swa, swa_window_size}.
+/// parseTransformer already checked layer_types' length and entries.
+void resolveDrafterLayout(const Fields& top, const Fields* dflash, DrafterConfig& d) {
+    const auto& path = top.path();
+    auto types = d.body.layerTypes;  // every entry full_attention or sliding_attention
+    std::optional<std::int64_t> window;
+    std::string windowKey;
+    if (dflash && dflash->has("swa_window_size")) {
+        window = dflash->positiveInt("swa_window_size");
+        windowKey = dflash->name("swa_window_size");
+    } else if (top.has("sliding_window") && top.boolean("use_sliding_window", false)) {
+        window = top.positiveInt("sliding_window");
+        windowKey = "sliding_window";
+    }
+    const auto isSliding = [](const std::string& t) { return t == "sliding_attention"; };
+    if (dflash && dflash->boolean("use_swa", false) && std::none_of(types.begin(), types.end(), isSliding))
+        std::fill(types.begin(), types.end(), std::string("sliding_attention"));
+    if (top.has("is_causal")) d.isCausal = top.boolean("is_causal", false);
+    if (dflash && dflash->has("causal")) d.dflashCausal = dflash->boolean("causal", false);
+    d.layers.clear();
+    for (std::size_t i = 0; i < types.size(); ++i) {
+        LayerAttention a;
+        if (isSliding(types[i])) {
+            if (!window)
+                throw Error("'" + path + "': drafter layer " + std::to_string(i) + " is sliding_attention (" +
+                            (top.has("layer_types") ? "layer_types" : "dflash_config.use_swa") +
+                            ") but no window is given: " +
+                            (top.has("sliding_window")
+                                 ? "sliding_window is set but use_sliding_window is not true, and HF Qwen3Config "
+                                   "then drops the window; set use_sliding_window true or "
+                                 : "set sliding_window with use_sliding_window true, or ") +
+                            "dflash_config.swa_window_size");
+            if (*window < d.blockSize)
+                throw Error("'" + path + "': " + windowKey + " = " + std::to_string(*window) +
+                            " is smaller than block_size = " + std::to_string(d.blockSize) +
+                            ": a block would not see all of itself");
+            a.window = window;
+        }
+        a.causal = d.isCausal ? *d.isCausal : d.dflashCausal ? *d.dflashCausal : isSliding(types[i]);
+        d.layers.push_back(a);
+    }
+}
+
 }  // namespace
+
+YarnParameters yarnParameters(const RopeConfig& rope, std::int64_t headDim) {
+    YarnParameters y;
+    // HF: dim = int(head_dim * partial_rotary_factor)
+    y.rotaryDim = static_cast<std::int64_t>(static_cast<double>(headDim) * rope.partialRotaryFactor);
+    if (y.rotaryDim <= 0) throw Error("yarn rope: rotary dimension is zero (head_dim " + std::to_string(headDim) + ")");
+    if (!(rope.factor > 0)) throw Error("yarn rope: factor must be positive, found " + std::to_string(rope.factor));
+    const double dim = static_cast<double>(y.rotaryDim), f = rope.factor, base = rope.theta;
+    const auto getMscale = [](double scale, double m) { return scale <= 1 ? 1.0 : 0.1 * m * std::log(scale) + 1.0; };
+    if (rope.attentionFactor) y.attentionFactor = *rope.attentionFactor;
+    else if (rope.mscale && *rope.mscale != 0 && rope.mscaleAllDim && *rope.mscaleAllDim != 0)  // HF: `if mscale and mscale_all_dim`
+        y.attentionFactor = getMscale(f, *rope.mscale) / getMscale(f, *rope.mscaleAllDim);
+    else y.attentionFactor = getMscale(f, 1.0);
+    const double orig = static_cast<double>(rope.originalMaxPositions);
+    const auto correctionDim = [&](double rotations) {
+        return dim * std::log(orig / (rotations * 2 * M_PI)) / (2 * std::log(base));
+    };
+    double low = correctionDim(rope.betaFast), high = correctionDim(rope.betaSlow);
+    if (rope.truncate) {
+        low = std::floor(low);
+        high = std::ceil(high);
+    }
+    y.low = std::max(low, 0.0);
+    y.high = std::min(high, dim - 1);
+    if (y.low == y.high) y.high += 0.001;  // HF linear_ramp_factor: avoid a division by zero
+    return y;
+}
 
 TransformerConfig loadTargetConfig(const std::string& dir) {
     std::string path;
@@ -348,8 +485,10 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         else c.eosTokenIds = top.intList("eos_token_id");
     }
     if (c.family == TargetFamily::Qwen2) c.attentionBias = true;  // Qwen2 always has q/k/v bias
-    if (f.boolean("mlp_bias", false))
-        throw Error("'" + path + "': mlp_bias = true is not supported (MLP projections without bias only)");
+    refuseUnimplemented(f, kUnimplementedInTargets);
+    if (c.architecture == "MistralForCausalLM" && f.has("sliding_window"))  // HF Mistral always applies it
+        throw Error("'" + path + "': '" + f.name("sliding_window") +
+                    "' asks for sliding-window attention in a target, which draftscope does not implement");
     return c;
 }
 
@@ -368,13 +507,14 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
                     "[\"DFlashDraftModel\"] or a 'dflash_config' field, found architecture '" +
                     (d.body.architecture.empty() ? std::string("none") : d.body.architecture) + "'");
     d.body.family = TargetFamily::Qwen3;
-    parseTransformer(top, d.body);
+    parseTransformer(top, d.body, /*intermediateOptional=*/false, /*drafter=*/true);
     d.body.weightPrefix = "";
 
     std::optional<Fields> dflash;
     if (hasDflash) {
         if (!j["dflash_config"].is_object()) top.wrong("dflash_config", "an object", j["dflash_config"]);
         dflash.emplace(j["dflash_config"], path, "dflash_config");
+        refuseUnimplemented(*dflash, kUnimplementedEverywhere);
     }
     auto pick = [&](const char* key) -> const Fields* {
         if (dflash && dflash->has(key)) return &*dflash;
@@ -404,6 +544,17 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
     }
     for (auto id : d.targetLayerIds)
         if (id < 0) throw Error("'" + path + "': target_layer_ids contains a negative id " + std::to_string(id));
+
+    // Output and input scalings (DFLASH.md section 9): dflash_config first, then top level.
+    if (const Fields* s = pick("input_embedding_scale")) d.inputEmbeddingScale = s->number("input_embedding_scale", 1.0);
+    if (const Fields* m = pick("output_multiplier")) d.outputMultiplier = m->number("output_multiplier", 1.0);
+    if (const Fields* c = pick("final_logit_softcapping")) {
+        d.finalLogitSoftcapping = c->number("final_logit_softcapping", 0.0);
+        if (!(*d.finalLogitSoftcapping > 0))
+            throw Error("'" + path + "': " + c->name("final_logit_softcapping") + " must be positive, found " +
+                        std::to_string(*d.finalLogitSoftcapping));
+    }
+    resolveDrafterLayout(top, dflash ? &*dflash : nullptr, d);
     return d;
 }
 

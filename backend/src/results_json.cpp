@@ -113,6 +113,10 @@ nlohmann::json toJson(const ModelSummary& m) {
         j["mask_token_id"] = m.maskTokenId;
         j["target_layer_ids"] = m.targetLayerIds;
         j["target_layer_ids_derived"] = m.targetLayerIdsDerived;
+        auto layout = nlohmann::json::array();
+        for (const auto& l : m.layout)
+            layout.push_back({{"causal", l.causal}, {"window", l.window ? nlohmann::json(*l.window) : nlohmann::json()}});
+        j["attention_layout"] = layout;
     }
     return j;
 }
@@ -417,6 +421,16 @@ ModelSummary modelSummaryFromJson(const json& j, const std::string& where) {
         m.maskTokenId = r.integer("mask_token_id");
         m.targetLayerIds = r.ints<std::int64_t>("target_layer_ids");
         m.targetLayerIdsDerived = r.boolean("target_layer_ids_derived");
+        if (r.has("attention_layout")) {  // absent in files written before drafter layouts: left empty
+            const auto& layout = r.array("attention_layout");
+            for (std::size_t i = 0; i < layout.size(); ++i) {
+                const Reader l(layout[i], r.item("attention_layout", i));
+                LayerAttention a;
+                a.causal = l.boolean("causal");
+                if (!l.at("window").is_null()) a.window = l.integer("window");
+                m.layout.push_back(a);
+            }
+        }
     }
     return m;
 }

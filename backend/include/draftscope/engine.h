@@ -2,6 +2,7 @@
 // The engine facade: the only backend interface the CLI and the GUI use. Torch-free
 // header (pimpl); all results are plain structs from run_types.h.
 
+#include "draftscope/attention_layout.h"
 #include "draftscope/ddtree.h"
 #include "draftscope/run_types.h"
 
@@ -19,6 +20,11 @@ struct LoadOptions {
     std::string device = "cpu";     ///< "cpu", "cuda" or "cuda:N"
     std::string dtype = "float32";  ///< "float32" or "bfloat16"
     int threads = 0;                ///< CPU intra-op threads, 0 = all cores
+    /// Which official drafter code's rotary numerics drafters reproduce. true (default): the
+    /// 2026-04 reference, which loads the drafter in its checkpoint dtype and so rounds the
+    /// float32 rotary inv_freq through it (goldens.json). false: the newest official code,
+    /// whose inv_freq stays float32 (variant_goldens: layouts, YaRN). See docs/ENGINE.md.
+    bool drafterInvFreqRounding = true;
 };
 
 /// What was loaded, for logs, the inspector and result files.
@@ -38,6 +44,9 @@ struct ModelSummary {
     std::int64_t maskTokenId = -1;
     std::vector<std::int64_t> targetLayerIds;
     bool targetLayerIdsDerived = false;
+    /// Per-layer attention layout (DrafterConfig::layers, DFLASH.md section 9); describe
+    /// it with describeLayout() (draftscope/masks.h).
+    std::vector<LayerAttention> layout;
 };
 
 /// Owns one target and any number of drafters. Not thread-safe: the app's controller

@@ -27,6 +27,9 @@ struct CheckpointInspection {
     std::string kind;    ///< "drafter", "target" or "unknown" (config not recognised)
     std::string source;  ///< "safetensors directory" or the .pt nesting/prefix found
     std::string architecture;
+    /// Drafters: the resolved per-layer attention layout (describeLayout(), DFLASH.md
+    /// section 9), e.g. "sliding 24 causal, full bidirectional"; empty otherwise.
+    std::string attentionLayout;
     /// config.json flattened to dotted keys ("dflash_config.mask_token_id") and JSON values.
     std::vector<std::pair<std::string, std::string>> configFields;
     std::vector<TensorStats> tensors;  ///< sorted by name

@@ -6,6 +6,8 @@
 // Semantics follow docs DFLASH.md section 3 (one drafter call: the block attends to all
 // context and to the whole block, no mask) and section 6 (packed training mask).
 
+#include "draftscope/attention_layout.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -71,6 +73,21 @@ struct MaskMatrix {
 /// Throws Error if contextLength < 0 or blockSize < 1 (the message names the value).
 MaskMatrix inferenceMask(std::int64_t contextLength, std::int64_t blockSize, const MaskConventions& conventions,
                          bool anchorColumnAlways = false);
+
+/// Visibility of one drafter layer (DFLASH.md section 9) for queries at absolute positions
+/// `queryPositions` over keys at `keyPositions`: [queries * keys] row-major, 1 = may attend,
+/// cell (q, k) = layer.visible(queryPositions[q], keyPositions[k]). The one definition of
+/// the per-layer inference mask: the drafter forward turns it into its attention mask and
+/// the mask view draws it. Throws Error if the result would exceed the mask size limit.
+std::vector<std::uint8_t> layerVisibility(const LayerAttention& layer, const std::vector<std::int64_t>& queryPositions,
+                                          const std::vector<std::int64_t>& keyPositions);
+
+/// inferenceMask() of one drafter layer: the same rows, columns, labels and positions, with
+/// the reference conventions' visibility intersected with `layer`'s (layerVisibility over
+/// the row and column positions). The base layout ({} = bidirectional, no window) gives
+/// inferenceMask(contextLength, blockSize, conventions, anchorColumnAlways) unchanged.
+MaskMatrix inferenceMask(std::int64_t contextLength, std::int64_t blockSize, const MaskConventions& conventions,
+                         bool anchorColumnAlways, const LayerAttention& layer);
 
 /// Packed training mask (DFLASH.md section 6).
 ///

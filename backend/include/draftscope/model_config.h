@@ -4,6 +4,8 @@
 // `rope_parameters`), `text_config` nesting of vision-language checkpoints, and the DFlash
 // drafter fields of ../shared/docs/DFLASH.md section 1.
 
+#include "draftscope/attention_layout.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -65,16 +67,37 @@ struct MoeConfig {
     }
 };
 
-/// Rotary embedding parameters. `type` is "default", "linear" or "llama3".
+/// Rotary embedding parameters. `type` is "default", "linear", "llama3" or "yarn".
 struct RopeConfig {
     double theta = 10000.0;
     std::string type = "default";
     double factor = 1.0;
     double lowFreqFactor = 1.0;
     double highFreqFactor = 4.0;
+    /// `original_max_position_embeddings`; for yarn it defaults to max_position_embeddings.
     std::int64_t originalMaxPositions = 8192;
     double partialRotaryFactor = 1.0;  ///< fraction of head_dim that is rotated
+    // YaRN only (HF `_compute_yarn_parameters`; unset = HF default).
+    double betaFast = 32.0;                  ///< `beta_fast`
+    double betaSlow = 1.0;                   ///< `beta_slow`
+    std::optional<double> mscale;            ///< `mscale`
+    std::optional<double> mscaleAllDim;      ///< `mscale_all_dim`
+    std::optional<double> attentionFactor;   ///< `attention_factor` (overrides the mscale rule)
+    bool truncate = true;                    ///< `truncate`: floor/ceil the correction range
 };
+
+/// The derived YaRN quantities (DFLASH.md section 11, HF `_compute_yarn_parameters`).
+struct YarnParameters {
+    std::int64_t rotaryDim = 0;   ///< int(head_dim * partial_rotary_factor)
+    double low = 0, high = 0;     ///< correction range in rotary-frequency index units, after clamping
+    double attentionFactor = 1;   ///< cos and sin are multiplied by this
+};
+
+/// YaRN correction range and attention factor for `rope` (type "yarn") and `headDim`.
+/// Example (DFLASH.md section 11): theta 1e7, dim 128, factor 64, original 4096, truncate
+/// gives low 11, high 26, attention factor 1.4158883. Throws Error if the rotary dimension
+/// is zero or factor <= 0.
+YarnParameters yarnParameters(const RopeConfig& rope, std::int64_t headDim);
 
 /// Architecture hyper-parameters of a decoder-only transformer (target or drafter body).
 struct TransformerConfig {
@@ -95,7 +118,8 @@ struct TransformerConfig {
     bool tieWordEmbeddings = false;
     bool attentionBias = false;
     std::string hiddenAct = "silu";
-    /// Per layer: "full_attention", or "linear_attention" (Gated DeltaNet, Qwen3_5 only).
+    /// Per layer: "full_attention", "linear_attention" (Gated DeltaNet, Qwen3_5 targets only)
+    /// or "sliding_attention" (drafters only; see DrafterConfig::layers).
     std::vector<std::string> layerTypes;
     LinearAttentionConfig linearAttention;  ///< Qwen3_5 only
     MoeConfig moe;                          ///< MoE targets only (numExperts 0 otherwise)
@@ -111,7 +135,7 @@ struct TransformerConfig {
     /// state that cannot be cropped (see KVCache::snapshot in the backend).
     bool isHybrid() const {
         for (const auto& t : layerTypes)
-            if (t != "full_attention") return true;
+            if (t == "linear_attention") return true;
         return false;
     }
 };
@@ -124,6 +148,15 @@ struct DrafterConfig {
     std::vector<std::int64_t> targetLayerIds;  ///< tapped target layers, 0-based
     bool targetLayerIdsDerived = false;        ///< true if computed by the fallback rule
     std::int64_t numTargetLayers = 0;          ///< 0 if the config does not say
+    /// Resolved per-layer attention (DFLASH.md section 9), one entry per drafter layer:
+    /// from `layer_types`, `sliding_window` + `use_sliding_window`, `is_causal`, and
+    /// `dflash_config.{causal, use_swa, swa_window_size}`.
+    std::vector<LayerAttention> layers;
+    std::optional<bool> isCausal;       ///< top-level `is_causal` as written (wins over dflashCausal)
+    std::optional<bool> dflashCausal;   ///< `dflash_config.causal` as written
+    double inputEmbeddingScale = 1.0;   ///< `input_embedding_scale`: block embeddings x s
+    double outputMultiplier = 1.0;      ///< `output_multiplier`: draft logits x m
+    std::optional<double> finalLogitSoftcapping;  ///< `final_logit_softcapping` c: tanh(l/c)*c
 };
 
 /// Reads `<dir>/config.json` of a target model. Accepts `text_config` nesting.
@@ -131,8 +164,13 @@ struct DrafterConfig {
 /// missing, a value has the wrong type, or the architecture is not supported.
 TransformerConfig loadTargetConfig(const std::string& dir);
 
-/// Reads `<dir>/config.json` of a DFlash drafter; `mask_token_id` and `target_layer_ids`
-/// are read from `dflash_config` or the top level. Throws Error as loadTargetConfig.
+/// Reads `<dir>/config.json` of a DFlash drafter; `mask_token_id`, `target_layer_ids`,
+/// `block_size`, `input_embedding_scale`, `output_multiplier` and `final_logit_softcapping`
+/// are read from `dflash_config` first, then the top level; the per-layer layout is resolved
+/// as DFLASH.md section 9. Throws Error as loadTargetConfig, and for a layout that cannot be
+/// resolved (layer_types length, unknown layer type, a sliding layer without a window, a
+/// window smaller than block_size) or a key that changes the math and is not implemented
+/// (speculators `transformer_layer_config`, `draft_vocab_size`, ...), naming the key.
 DrafterConfig loadDrafterConfig(const std::string& dir);
 
 /// DFlash's fallback for a missing `target_layer_ids`: n == 1 gives [L/2], otherwise
