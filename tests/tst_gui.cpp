@@ -26,7 +26,10 @@
 #include <QElapsedTimer>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QCheckBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTimer>
@@ -150,6 +153,73 @@ private slots:
         w.promptPanel()->setDdtreeBudgets({});
         QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
         QVERIFY(w.lastResult()->treeRuns.empty());
+    }
+
+    void runLoadsTheModelsTheFieldsName() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(24);
+        w.promptPanel()->setDdtreeBudgets({});
+        QString err;
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        auto* changed = w.modelPanel()->findChild<QLabel*>("modelFieldsChanged");
+        QVERIFY(changed);
+        QVERIFY(changed->isHidden());
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        // Another drafter in the field: a visible "fields differ" state, then Run loads it first.
+        const QString leak = QString::fromStdString(drafterDir("drafter-anchor-leak"));
+        w.modelPanel()->setDrafterDir(leak);
+        QVERIFY(w.modelPanel()->differsFromLoaded());
+        QVERIFY(!changed->isHidden());
+        QVERIFY(changed->text().contains("differ from the loaded models"));
+        QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        w.promptPanel()->setMaxNewTokens(96);  // the goldens' length
+        w.promptPanel()->findChild<QPushButton*>("runButton")->click();
+        QVERIFY(w.logText().contains("differ from the loaded models: loading them"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QCOMPARE(loaded.count(), 1);
+        auto b = finished.first().first().value<RunBundlePtr>();
+        QCOMPARE(QFileInfo(QString::fromStdString(b->drafter.directory)).canonicalFilePath(),
+                 QFileInfo(leak).canonicalFilePath());
+        // drafter-anchor-leak's own run (the official golden), not the demo drafter's.
+        QCOMPARE(b->run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-anchor-leak.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        QVERIFY(changed->isHidden());
+        w.promptPanel()->setMaxNewTokens(16);
+        // The same path written differently (trailing slash) is the same model: no reload.
+        w.modelPanel()->setDrafterDir(leak + "/");
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        // Ticking Compare with a drafter B: Run loads A + B and runs both.
+        w.modelPanel()->setDrafterBDir(QString::fromStdString(demoDrafter()));
+        QVERIFY(w.modelPanel()->differsFromLoaded());
+        finished.clear();
+        loaded.clear();
+        w.runAnalysis();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QCOMPARE(loaded.count(), 1);
+        b = finished.first().first().value<RunBundlePtr>();
+        QVERIFY(b->comparison);
+        QVERIFY(w.isComparing());
+        // Unticking it again: Run reloads without B; the old pair is never run silently.
+        auto* compare = w.modelPanel()->findChild<QCheckBox*>("compareDrafters");
+        QVERIFY(compare);
+        compare->setChecked(false);
+        QVERIFY(!changed->isHidden());
+        finished.clear();
+        loaded.clear();
+        w.runAnalysis();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QCOMPARE(loaded.count(), 1);
+        QVERIFY(!finished.first().first().value<RunBundlePtr>()->comparison);
+        // An empty drafter field refuses the run with a message; nothing starts.
+        QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
+        w.modelPanel()->setDrafterDir(QString());
+        w.runAnalysis();
+        QVERIFY(w.logText().contains("choose a target and a drafter"));
+        QTest::qWait(200);
+        QCOMPARE(started.count(), 0);
     }
 
     void ddtreeBudgetParsing() {

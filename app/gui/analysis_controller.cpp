@@ -62,9 +62,13 @@ private:
                     throw Error("drafter B: " + std::string(e.what()));
                 }
             }
-            emit c_->modelsLoaded(target, drafter);
+            emit c_->modelsLoaded(target, drafter, r);
         } catch (const std::exception& e) {
             engine_.reset();
+            {
+                std::lock_guard<std::mutex> lock(c_->mutex_);
+                c_->pendingAnalysis_.reset();  // it was meant for the models that failed to load
+            }
             emit c_->failed("load", QString::fromStdString(e.what()));
         }
     }

@@ -49,7 +49,8 @@ public:
 
 public slots:
     /// Loads target + drafter (+ drafter B if request.drafterBDir is set), replacing the
-    /// current ones. Supersedes a pending load.
+    /// current ones. Supersedes a pending load. If the load fails, an analysis queued behind
+    /// it is dropped (no models are loaded then).
     void loadModels(const draftscope::ModelRequest& request);
     /// Runs the DFlash loop, the hidden-state statistics and the DDTree loop for each of
     /// request.ddtreeBudgets. With a drafter B loaded it runs all of them for A, then for B
@@ -64,7 +65,9 @@ public slots:
     void cancel();
 
 signals:
-    void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter);
+    /// `request` is the load that produced them (a newer load may already be pending).
+    void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter,
+                      const draftscope::ModelRequest& request);
     /// Emitted right before modelsLoaded() when ModelRequest::drafterBDir was loaded too.
     void comparisonDrafterLoaded(const draftscope::ModelSummary& drafterB);
     void analysisStarted(quint64 requestId);

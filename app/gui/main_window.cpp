@@ -117,7 +117,10 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         maskView_->setTreeStep(*st, budget, step, pieces);
     });
     connect(controller_, &AnalysisController::modelsLoaded, this,
-            [this](const ModelSummary& t, const ModelSummary& d) {
+            [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest& loaded) {
+                loadedModels_ = loaded;
+                if (sameModels(loaded, pendingModels_)) loadInFlight_ = false;
+                modelPanel_->setLoaded(loadInFlight_ ? pendingModels_ : loadedModels_);
                 QString ids;
                 for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
                 // Layer types in order, run-length encoded: "3 x linear_attention, 1 x full_attention".
@@ -135,7 +138,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                                          .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
                                          .arg(runs.join(", "));
                 modelPanel_->setStatus(text);
-                modelPanel_->rememberRecent(pendingModels_);  // only directories that loaded
+                modelPanel_->rememberRecent(loaded);  // only directories that loaded
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
                                                               QString::fromStdString(d.directory)));
                 for (const auto& w : d.warnings) log(tr("warning: drafter: %1").arg(QString::fromStdString(w)));
@@ -167,7 +170,14 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         while (static_cast<std::int64_t>(pieces.size()) < a.numKeys) pieces.push_back(QStringLiteral("[MASK]"));
         attentionView_->setAttention(a, pieces);
     });
-    connect(controller_, &AnalysisController::failed, this, &MainWindow::reportError);
+    connect(controller_, &AnalysisController::failed, this, [this](const QString& operation, const QString& message) {
+        if (operation == "load") {  // the engine holds no models after a failed load
+            loadInFlight_ = false;
+            loadedModels_ = ModelRequest{};
+            modelPanel_->setLoaded(loadedModels_);
+        }
+        reportError(operation, message);
+    });
     connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
         log(tr("analysis %1 cancelled").arg(id));
         statusBar()->showMessage(tr("Cancelled"), 4000);
@@ -289,6 +299,8 @@ void MainWindow::loadModels(const ModelRequest& r) {
     modelPanel_->setDrafterDir(r.drafterDir);
     modelPanel_->setDrafterBDir(r.drafterBDir);
     pendingModels_ = r;
+    loadInFlight_ = true;
+    modelPanel_->setLoaded(r);  // the fields now name what is being loaded
     modelPanel_->setStatus(tr("Loading..."));
     log(tr("loading target %1, drafter %2 (%3, %4)").arg(r.targetDir, r.drafterDir, r.device, r.dtype));
     if (!r.drafterBDir.isEmpty()) log(tr("loading drafter B %1 to compare with").arg(r.drafterBDir));
@@ -308,6 +320,18 @@ void MainWindow::runAnalysis() {
     if (!r.ddtreeBudgets.empty() && r.settings.temperature > 0) {
         reportError("analysis", tr("DDTree runs are greedy: set the temperature to 0, or clear the DDTree budgets"));
         return;
+    }
+    // What runs is what the Models fields say: models other than the loaded (or loading)
+    // ones are loaded first; the analysis waits behind the load in the controller's queue.
+    const ModelRequest fields = modelPanel_->request();
+    if (!sameModels(fields, loadInFlight_ ? pendingModels_ : loadedModels_)) {
+        if (fields.targetDir.isEmpty() || fields.drafterDir.isEmpty()) {
+            reportError("analysis", tr("choose a target and a drafter in the Models panel (or open a results file)"));
+            return;
+        }
+        log(tr("the Models fields differ from the loaded models: loading them before running"));
+        loadModels(fields);
+        statusBar()->showMessage(tr("Loading the models named in the Models panel, then running the prompt..."));
     }
     currentRequest_ = controller_->analyse(r);
 }
@@ -549,8 +573,9 @@ void MainWindow::createComparisonViews() {
         log(tr("loaded drafter B %1").arg(QString::fromStdString(d.directory)));
         for (const auto& w : d.warnings) log(tr("warning: drafter B: %1").arg(QString::fromStdString(w)));
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this, [this, drafterB](const ModelSummary&, const ModelSummary&) {
-        if (pendingModels_.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
+    connect(controller_, &AnalysisController::modelsLoaded, this,
+            [this, drafterB](const ModelSummary&, const ModelSummary&, const ModelRequest& loaded) {
+        if (loaded.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
         const ModelSummary& d = *drafterB;
         QString ids;
         for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);

@@ -158,6 +158,8 @@ private:
     QMenu* viewMenu_ = nullptr;
     RunBundlePtr last_;
     ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads
+    ModelRequest loadedModels_;   ///< what the engine holds (empty targetDir: nothing)
+    bool loadInFlight_ = false;   ///< pendingModels_ is queued or loading
     quint64 currentRequest_ = 0;  ///< id of the newest analysis asked for
     int attentionStep_ = -1;      ///< step whose attention was last requested for last_
     ResultsPanel* resultsPanel_ = nullptr;

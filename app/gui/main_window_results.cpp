@@ -47,7 +47,7 @@ void MainWindow::setupResults() {
         r.drafterDir = QString::fromStdString(results_->drafters[static_cast<std::size_t>(d)].summary.directory);
         loadModels(r);
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d) {
+    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest&) {
         loadedTarget_ = canonicalDir(t.directory);
         loadedDrafter_ = canonicalDir(d.directory);
         // Connected after the window's own modelsLoaded handler, which clears the views.
