@@ -10,6 +10,8 @@
 #include "draftscope/results_file.h"
 #include "draftscope/results_summary.h"
 #include "gui/main_window.h"
+#include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
 #include "output_strip_view.h"
 #include "results_aggregate_plots.h"
@@ -141,6 +143,65 @@ private slots:
         QCOMPARE(w.lastResult()->run.tau, file_.prompts[2].drafters[1].run.tau);
         QCOMPARE(w.lastResult()->drafter.directory, file_.drafters[1].summary.directory);
         QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(file_.prompts[2].drafters[1].run.steps.size()));
+    }
+
+    void liveRunReplacesTheRecordedRun() {
+        MainWindow w(false);
+        QString err;
+        QVERIFY2(w.openResultsFileNow(path_, &err), qPrintable(err));
+        auto* panel = w.resultsPanel();
+        int fib = -1;
+        for (std::size_t i = 0; i < file_.prompts.size(); ++i)
+            if (file_.prompts[i].id == "fib") fib = static_cast<int>(i);
+        QVERIFY(fib >= 0);
+        panel->selectPrompt(fib);
+        // The Prompt panel shows the recorded prompt and the file's settings.
+        QCOMPARE(w.promptPanel()->promptText(), QString("def fibonacci(n):\n"));
+        const auto shown = w.promptPanel()->request();
+        QCOMPARE(shown.settings.maxNewTokens, std::int64_t(16));
+        QCOMPARE(shown.settings.ignoreEos, file_.settings.run.ignoreEos);
+        QCOMPARE(shown.settings.temperature, file_.settings.run.temperature);
+        QCOMPARE(shown.ddtreeBudgets, (std::vector<int>{4}));
+        QVERIFY(w.promptPanel()->recordedSource().contains("'fib'"));
+        QVERIFY(w.promptPanel()->recordedSource().contains("R.dsresults"));
+        QVERIFY(w.blockAgreementView()->caption().startsWith("Recorded, not live: R.dsresults prompt 'fib'"));
+        QVERIFY(w.isComparing());  // two recorded drafters
+        // A live run of the demo pair (Run loads the models the fields name): nothing recorded stays.
+        w.modelPanel()->setTargetDir(QString::fromStdString(demoTarget()));
+        w.modelPanel()->setDrafterDir(QString::fromStdString(demoDrafter()));
+        w.promptPanel()->setMaxNewTokens(8);
+        w.promptPanel()->setDdtreeBudgets({});
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
+        w.runAnalysis();
+        QVERIFY(started.wait(60000));
+        // While it runs: the recorded run is gone from the views, table and Prompt panel.
+        QVERIFY(!w.lastResult());
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), 0);
+        QCOMPARE(panel->currentPrompt(), -1);
+        QVERIFY(panel->liveRunNote().contains("live analysis"));
+        QVERIFY(w.promptPanel()->recordedSource().isEmpty());
+        QVERIFY(w.windowTitle().contains("live run"));
+        QVERIFY(!w.statusBar()->currentMessage().contains("ecorded"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        const auto live = w.lastResult();
+        QVERIFY(live);
+        QVERIFY(!(live->requestId & kRecordedRequestBit));
+        QCOMPARE(static_cast<int>(live->run.outputIds.size() - live->run.promptIds.size()), 8);
+        QVERIFY(!w.isComparing());
+        QVERIFY(w.blockAgreementView()->caption().startsWith(QString("Live analysis %1").arg(live->requestId)));
+        QVERIFY(w.blockAgreementView()->caption().contains(QString::number(live->run.tau, 'f', 3)));
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(live->run.steps.size()));
+        QVERIFY(w.statusBar()->currentMessage().contains(QString::number(live->run.tau, 'f', 3)));
+        QVERIFY(!w.statusBar()->currentMessage().contains("ecorded"));
+        QVERIFY(w.windowTitle().contains("live run"));
+        QCOMPARE(panel->currentPrompt(), -1);
+        // Selecting a row shows that recorded prompt again.
+        panel->selectPrompt(fib);
+        QVERIFY(w.lastResult()->requestId & kRecordedRequestBit);
+        QVERIFY(panel->liveRunNote().isEmpty());
+        QVERIFY(w.windowTitle().contains("recorded run"));
+        QVERIFY(w.statusBar()->currentMessage().contains("not live"));
     }
 
     void attentionNeedsTheRecordedModels() {

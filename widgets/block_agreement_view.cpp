@@ -77,7 +77,10 @@ void BlockAgreementView::setCaption(const QString& caption) {
 
 void BlockAgreementView::updateSummary() {
     const auto& r = model_->run();
-    if (r.steps.empty()) return;
+    if (r.steps.empty()) {  // nothing shown: no stale numbers above an empty grid
+        summary_->setText(caption_.isEmpty() ? tr("No run shown.") : QStringLiteral("<b>%1</b>").arg(caption_.toHtmlEscaped()));
+        return;
+    }
     QString text = tr("%1 verify steps, tau %2 (mean acceptance length, bonus token included). "
                       "Green accepted, red first rejection, grey drafted after the cut.")
                        .arg(r.steps.size()).arg(r.tau, 0, 'f', 3);

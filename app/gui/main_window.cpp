@@ -1,4 +1,5 @@
 #include "gui/main_window.h"
+#include "gui/dialog_dirs.h"
 
 #include "acceptance_plots.h"
 #include "acceptance_tree_view.h"
@@ -156,9 +157,24 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                 clearResult();
                 maskView_->setTrainingExample(64, d.blockSize, {8, 29});
             });
-    connect(controller_, &AnalysisController::analysisStarted, this,
-            [this](quint64 id) { log(tr("analysis %1 started").arg(id)); });
-    connect(controller_, &AnalysisController::analysisFinished, this, &MainWindow::showResult);
+    connect(controller_, &AnalysisController::analysisStarted, this, [this](quint64 id) {
+        log(tr("analysis %1 started").arg(id));
+        if (id != currentRequest_) return;
+        // Nothing of the previous (live or recorded) run stays on screen next to the new one.
+        clearResult();
+        promptPanel_->showRecorded({}, {}, {}, {});
+        if (results_)
+            resultsPanel_->setLiveRunShown(tr("The views show live analysis %1, not a prompt of this file: select a "
+                                              "row to show that prompt again.").arg(id));
+        statusBar()->showMessage(tr("Analysis %1 running...").arg(id));
+        updateResultsTitle();
+    });
+    // Each run (chain, every DDTree budget) is shown as soon as it is done.
+    connect(controller_, &AnalysisController::partialResult, this, [this](const RunBundlePtr& b) { showResult(b, false); });
+    connect(controller_, &AnalysisController::analysisFinished, this, [this](const RunBundlePtr& b) {
+        if (b->requestId == currentRequest_) promptPanel_->setProgressText(tr("done: %1").arg(runsLabel(*b)));
+        showResult(b, true);
+    });
     connect(controller_, &AnalysisController::attentionReady, this, [this](quint64 id, const DrafterAttention& a) {
         if (!last_ || id != last_->requestId) return;  // belongs to an older run
         // A and B share the request id: keep only the answer for the drafter and step shown now.
@@ -180,7 +196,19 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     });
     connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
         log(tr("analysis %1 cancelled").arg(id));
-        statusBar()->showMessage(tr("Cancelled"), 4000);
+        if (id != currentRequest_) return;  // superseded by a newer Run
+        // The runs that finished before the cancel stay on screen.
+        const bool kept = last_ && last_->requestId == id;
+        const QString what = kept ? tr("cancelled (kept: %1)").arg(runsLabel(*last_)) : tr("cancelled (nothing finished)");
+        promptPanel_->setProgressText(what);
+        if (kept) {  // the kept runs are final now: their attention can be computed
+            lastComplete_ = true;
+            attentionStep_ = -1;
+            onSelection(selection_->step(), selection_->position());
+        }
+        statusBar()->showMessage(kept ? tr("Analysis %1 cancelled; showing the runs that finished: %2")
+                                            .arg(id).arg(runsLabel(*last_))
+                                      : tr("Analysis %1 cancelled before its chain run finished").arg(id));
     });
     connect(selection_, &StepSelection::changed, this, &MainWindow::onSelection);
     connect(statsView_, &HiddenStatsView::positionClicked, this, [this](int position) {
@@ -226,16 +254,20 @@ void MainWindow::createMenus() {
     auto* file = menuBar()->addMenu(tr("&File"));
     addResultsActions(file);
     file->addAction(tr("Open &target directory..."), this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"));
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"), lastDialogDir("models"));
+        rememberDialogPath("models", d.isEmpty() ? d : QFileInfo(d).absolutePath());
         if (!d.isEmpty()) modelPanel_->setTargetDir(d);
     });
     file->addAction(tr("Open &drafter directory..."), this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("DFlash drafter directory"));
+        const QString d = QFileDialog::getExistingDirectory(this, tr("DFlash drafter directory"), lastDialogDir("models"));
+        rememberDialogPath("models", d.isEmpty() ? d : QFileInfo(d).absolutePath());
         if (!d.isEmpty()) modelPanel_->setDrafterDir(d);
     });
     file->addAction(tr("Load &prompt set..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Prompt set"), {}, tr("JSON lines (*.jsonl *.json)"));
+        const QString p = QFileDialog::getOpenFileName(this, tr("Prompt set"), lastDialogDir("prompts"),
+                                                       tr("JSON lines (*.jsonl *.json)"));
         if (p.isEmpty()) return;
+        rememberDialogPath("prompts", p);
         try {
             promptPanel_->loadPromptSet(p);
             log(tr("loaded prompt set %1").arg(p));
@@ -245,8 +277,9 @@ void MainWindow::createMenus() {
     });
     file->addSeparator();
     file->addAction(tr("&Export all figures and tables..."), this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Export into directory"));
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Export into directory"), lastDialogDir("export"));
         if (d.isEmpty()) return;
+        rememberDialogPath("export", d);
         QString err;
         const auto written = exportAllFigures(d, &err);
         if (!err.isEmpty()) reportError("export", err);
@@ -254,8 +287,10 @@ void MainWindow::createMenus() {
     });
     file->addAction(tr("Export run as &JSON..."), this, [this] {
         if (!last_) return;
-        const QString p = QFileDialog::getSaveFileName(this, tr("Run JSON"), "run.json", tr("JSON (*.json)"));
+        const QString p = QFileDialog::getSaveFileName(this, tr("Run JSON"), lastDialogFile("export", "run.json"),
+                                                       tr("JSON (*.json)"));
         if (p.isEmpty()) return;
+        rememberDialogPath("export", p);
         // The same document as draftscope-cli run --json.
         const nlohmann::json j = {{"tool", "draftscope"},
                                   {"target", toJson(last_->target)},
@@ -277,11 +312,20 @@ void MainWindow::createMenus() {
     viewMenu_ = menuBar()->addMenu(tr("&View"));
     for (auto* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
     auto* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addAction(tr("&Inspect checkpoint..."), this, [this] {
+    auto* inspectAction = tools->addAction(tr("&Inspect checkpoint..."), this, [this] {
         auto* dialog = new InspectorDialog(this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->setObjectName("inspectorDialog");
+        QList<QPair<QString, QString>> loaded;
+        if (!loadedModels_.targetDir.isEmpty()) {
+            loaded << qMakePair(tr("target"), loadedModels_.targetDir)
+                   << qMakePair(loadedModels_.drafterBDir.isEmpty() ? tr("drafter") : tr("drafter A"), loadedModels_.drafterDir);
+            if (!loadedModels_.drafterBDir.isEmpty()) loaded << qMakePair(tr("drafter B"), loadedModels_.drafterBDir);
+        }
+        dialog->setLoadedCheckpoints(loaded);
         dialog->show();
     });
+    inspectAction->setObjectName("inspectCheckpointAction");
     auto* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About draftscope"), this, [this] {
         QMessageBox::about(this, tr("About draftscope"),
@@ -338,6 +382,8 @@ void MainWindow::runAnalysis() {
 
 void MainWindow::clearResult() {
     last_.reset();
+    lastComplete_ = true;
+    blockView_->setCaption(QString());
     attentionStep_ = -1;
     selection_->clear();
     blockView_->model()->clear();
@@ -352,30 +398,56 @@ void MainWindow::clearResult() {
     clearComparison();
 }
 
-void MainWindow::showResult(const RunBundlePtr& b) {
+QString MainWindow::runsLabel(const RunBundle& b) {
+    auto one = [](const RunBundle& x) {
+        QStringList runs{tr("chain")};
+        for (const auto& t : x.treeRuns) runs << tr("DDTree %1").arg(t.budget);
+        return runs.join(", ");
+    };
+    return b.comparison ? tr("A: %1; B: %2").arg(one(b), one(*b.comparison)) : one(b);
+}
+
+void MainWindow::showResult(const RunBundlePtr& b, bool complete) {
     if (b->requestId != currentRequest_) return;  // an older analysis finished after a newer request
+    // A later part of the run on screen keeps the selected step and DDTree budget.
+    const bool sameRun = last_ && last_->requestId == b->requestId;
+    const int keepStep = sameRun ? selection_->step() : -1, keepPosition = selection_->position();
+    const int keepBudget = sameRun ? treeView_->currentBudget() : -1;
     last_ = b;
+    lastComplete_ = complete;
     attentionStep_ = -1;
     const auto& pieces = b->pieces;
     blockView_->model()->setRun(b->run, [b](std::int64_t id) { return b->pieceOf(id); });
+    blockView_->setCaption(tr("%1: %2, tau %3, %4 steps%5")
+                               .arg(shownRunLabel(*b),
+                                    QFileInfo(QString::fromStdString(b->drafter.directory)).fileName())
+                               .arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size())
+                               .arg(complete ? QString() : tr(" (DDTree runs still running)")));
     stripView_->setRun(b->run, pieces);
     acceptance_->setRun(b->run);
     statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->run.promptIds.size())));
-    log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
+    if (complete)
+        log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
             .arg(requestLabel(b->requestId)).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
             .arg(b->run.steps.size()).arg(b->run.tau, 0, 'f', 3).arg(b->run.timing.totalMs, 0, 'f', 0));
     QString trees;
     for (const auto& t : b->treeRuns) {
-        log(tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")
+        if (complete)
+            log(tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")
                 .arg(requestLabel(b->requestId)).arg(t.budget).arg(t.steps.size()).arg(t.tau, 0, 'f', 3).arg(t.timing.totalMs, 0, 'f', 0));
         trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
     }
     treeView_->setRuns(b->treeRuns, [b](std::int64_t id) { return b->pieceOf(id); });
     sweep_->setRuns(b->run, b->treeRuns);
     statusBar()->showMessage(tr("tau %1 over %2 verify steps%3").arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()).arg(trees));
-    showComparison(b);
+    showComparison(b, complete);
+    if (!complete)
+        statusBar()->showMessage(tr("Analysis %1 running; finished so far: %2 (chain tau %3)")
+                                     .arg(requestLabel(b->requestId), runsLabel(*b)).arg(b->run.tau, 0, 'f', 3));
+    if (keepBudget > 0) treeView_->setCurrentBudget(keepBudget);
     selection_->clear();
-    if (!b->run.steps.empty()) selection_->select(0, 1);
+    if (keepStep >= 0 && keepStep < static_cast<int>(b->run.steps.size())) selection_->select(keepStep, keepPosition);
+    else if (!b->run.steps.empty()) selection_->select(0, 1);
 }
 
 std::vector<QString> MainWindow::piecesUpTo(std::int64_t length) const {
@@ -396,7 +468,9 @@ void MainWindow::onSelection(int step, int position) {
     const auto& st = d->run.steps[static_cast<std::size_t>(step)];
     maskView_->setInferenceContext(st.start, d->run.blockSize, piecesUpTo(st.start + d->run.blockSize));
     treeView_->showPosition(st.start);  // the tree step that verified this chain step's anchor
-    if (step != attentionStep_) {  // the attention depends on the step only, not the position
+    if (!lastComplete_) {  // the worker is busy with the rest of the analysis: ask once it is done
+        attentionView_->setPlaceholder(tr("The drafter's attention is computed when the analysis has finished."));
+    } else if (step != attentionStep_) {  // the attention depends on the step only, not the position
         attentionStep_ = step;
         if (const QString why = attentionUnavailableReason(); !why.isEmpty()) attentionView_->setPlaceholder(why);
         else controller_->requestAttention(d, step);
@@ -605,7 +679,7 @@ int MainWindow::detailStep(int stepA) const {
     return chainStepCovering(d->run, last_->run.steps[static_cast<std::size_t>(stepA)].start);
 }
 
-void MainWindow::showComparison(const RunBundlePtr& b) {
+void MainWindow::showComparison(const RunBundlePtr& b, bool complete) {
     const RunBundlePtr c = b ? b->comparison : nullptr;
     if (!c) {
         clearComparison();
@@ -615,7 +689,7 @@ void MainWindow::showComparison(const RunBundlePtr& b) {
                                              QString::fromStdString(c->drafter.directory));
     auto pieceOf = [b](std::int64_t id) { return b->pieceOf(id); };
     selection_->clear();  // showResult() selects the first step once both runs are shown
-    blockView_->setCaption(tr("Drafter A: %1   tau %2, %3 steps").arg(nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
+    blockView_->setCaption(tr("%1 - Drafter A: %2   tau %3, %4 steps").arg(shownRunLabel(*b), nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
     blockView_->model()->setComparison(c->run, tr("B (%1)").arg(nameB));
     blockViewB_->model()->setRun(c->run, pieceOf);
     blockViewB_->model()->setComparison(b->run, tr("A (%1)").arg(nameA));
@@ -628,12 +702,14 @@ void MainWindow::showComparison(const RunBundlePtr& b) {
     findChild<QDockWidget*>("comparisonDock")->show();
     compareBar_->show();
     selectionB_->clear();
-    log(tr("analysis %1: drafter B %2: %3 steps, tau %4 (%5 ms); outputs %6")
+    if (complete)
+        log(tr("analysis %1: drafter B %2: %3 steps, tau %4 (%5 ms); outputs %6")
             .arg(b->requestId).arg(nameB).arg(c->run.steps.size()).arg(c->run.tau, 0, 'f', 3)
             .arg(c->run.timing.totalMs, 0, 'f', 0)
             .arg(c->run.outputIds == b->run.outputIds ? tr("identical") : tr("differ (sampling)")));
     for (const auto& t : c->treeRuns)
-        log(tr("analysis %1: drafter B: DDTree budget %2: %3 steps, tau %4").arg(b->requestId).arg(t.budget)
+        if (complete)
+            log(tr("analysis %1: drafter B: DDTree budget %2: %3 steps, tau %4").arg(b->requestId).arg(t.budget)
                 .arg(t.steps.size()).arg(t.tau, 0, 'f', 3));
     statusBar()->showMessage(tr("A (%1): tau %2 over %3 steps   |   B (%4): tau %5 over %6 steps")
                                  .arg(nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size())
@@ -643,7 +719,6 @@ void MainWindow::showComparison(const RunBundlePtr& b) {
 
 void MainWindow::clearComparison() {
     if (!blockViewB_) return;
-    blockView_->setCaption(QString());
     blockViewB_->model()->clear();
     blockViewB_->setCaption(QString());
     blockViewB_->hide();

@@ -115,9 +115,15 @@ private:
     /// Why attention cannot be recomputed for the shown run (empty: it can).
     QString attentionUnavailableReason() const;
     void updateResultsTitle();
+    /// What the grid caption calls `b`: "Live analysis 3" or "Recorded, not live: R.dsresults prompt 'p3'".
+    QString shownRunLabel(const RunBundle& b) const;
     /// "recorded #n" for recorded bundles, the number for live analyses.
     QString requestLabel(quint64 id) const;
-    void showResult(const RunBundlePtr& b);
+    /// Shows `b` (ignored unless it belongs to the newest request); `complete` false: a
+    /// partial result (more runs to come), which keeps the selected step and budget.
+    void showResult(const RunBundlePtr& b, bool complete = true);
+    /// "chain, DDTree 4, DDTree 8" (per drafter when comparing): the runs `b` holds.
+    static QString runsLabel(const RunBundle& b);
     void clearResult();
     void onSelection(int step, int position);
     void log(const QString& line);
@@ -125,7 +131,7 @@ private:
     std::vector<QString> piecesUpTo(std::int64_t length) const;
     // Drafter A vs B.
     void createComparisonViews();  ///< B's grid next to A's (central splitter), summary dock, A/B toolbar
-    void showComparison(const RunBundlePtr& b);
+    void showComparison(const RunBundlePtr& b, bool complete = true);
     void clearComparison();
     /// The bundle the detail views show (A = last_, or B = last_->comparison).
     RunBundlePtr detailBundle() const;
@@ -157,6 +163,7 @@ private:
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
     RunBundlePtr last_;
+    bool lastComplete_ = true;    ///< false while last_ is a partial result (more runs to come)
     ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads
     ModelRequest loadedModels_;   ///< what the engine holds (empty targetDir: nothing)
     bool loadInFlight_ = false;   ///< pendingModels_ is queued or loading

@@ -3,9 +3,11 @@
 // attention guard in onSelection() and the drop handler.
 
 #include "gui/main_window.h"
+#include "gui/dialog_dirs.h"
 
 #include "attention_view.h"
 #include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
 #include "results_aggregate_plots.h"
 
@@ -59,7 +61,7 @@ void MainWindow::setupResults() {
 
 void MainWindow::addResultsActions(QMenu* file) {
     auto* open = file->addAction(tr("Open &Results..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open results file"), {},
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open results file"), lastDialogDir("results"),
                                                        tr("draftscope results (*.dsresults);;All files (*)"));
         if (!p.isEmpty()) openResultsFile(p);
     });
@@ -91,6 +93,7 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
     }
     results_ = r;
     resultsPath_ = path;
+    rememberDialogPath("results", path);  // the next Open Results dialog starts here
     QStringList names;
     for (int d = 0; d < static_cast<int>(r->drafters.size()); ++d) names << recordedDrafterLabel(*r, d);
     log(tr("opened results file %1: %2 prompts, target %3, drafters %4 (%5, %6)")
@@ -114,6 +117,10 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     if (!results_ || prompt < 0 || prompt >= static_cast<int>(results_->prompts.size())) return;
     if (drafter < 0 || drafter >= static_cast<int>(results_->drafters.size())) return;
     const auto& p = results_->prompts[static_cast<std::size_t>(prompt)];
+    resultsPanel_->setLiveRunShown(QString());
+    // The Prompt panel shows what this recorded run ran: its prompt and the file's settings.
+    promptPanel_->showRecorded(p.prompt, results_->settings.run, results_->settings.ddtreeBudgets,
+                               tr("prompt '%1' of %2").arg(QString::fromStdString(p.id), QFileInfo(resultsPath_).fileName()));
     resultsPanel_->setModelsAvailability(recordedModelsMissingReason(*results_, drafter));
     const quint64 id = kRecordedRequestBit | ++recordedId_;
     const QString file = QFileInfo(resultsPath_).fileName();
@@ -161,6 +168,14 @@ QString MainWindow::attentionUnavailableReason() const {
         return tr("recorded run: its models are on this machine but not loaded; click 'Load recorded models' in the "
                   "Results panel to recompute the drafter's attention");
     return {};
+}
+
+QString MainWindow::shownRunLabel(const RunBundle& b) const {
+    if (!(b.requestId & kRecordedRequestBit)) return tr("Live analysis %1").arg(b.requestId);
+    const int p = resultsPanel_->currentPrompt();
+    const QString id = results_ && p >= 0 ? QString::fromStdString(results_->prompts[static_cast<std::size_t>(p)].id)
+                                          : QString();
+    return tr("Recorded, not live: %1 prompt '%2'").arg(QFileInfo(resultsPath_).fileName(), id);
 }
 
 QString MainWindow::requestLabel(quint64 id) const {

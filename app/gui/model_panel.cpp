@@ -1,4 +1,5 @@
 #include "gui/model_panel.h"
+#include "gui/dialog_dirs.h"
 
 #include <QCheckBox>
 #include <QFileInfo>
@@ -34,8 +35,13 @@ QWidget* withBrowse(QWidget* parent, QComboBox* combo, const QString& title) {
     b->setText("...");
     b->setToolTip(QObject::tr("Choose a directory"));
     QObject::connect(b, &QToolButton::clicked, w, [=] {
-        const QString d = QFileDialog::getExistingDirectory(w, title, combo->currentText());
-        if (!d.isEmpty()) combo->setCurrentText(d);
+        // Start at the field's directory, else where the last model directory was chosen.
+        const QString current = combo->currentText().trimmed();
+        const QString d = QFileDialog::getExistingDirectory(
+            w, title, QFileInfo(current).isDir() ? current : lastDialogDir("models"));
+        if (d.isEmpty()) return;
+        rememberDialogPath("models", QFileInfo(d).absolutePath());
+        combo->setCurrentText(d);
     });
     h->addWidget(combo, 1);
     h->addWidget(b);
