@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libpcre2-dev libutf8proc-dev libcli11-dev
   qt6-base-dev libqt6svg6-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   fonts-dejavu-core                        # fonts for figures rendered headless
+  xvfb xdotool                             # tools/gui-smoke.sh: the demo in a real X window
 )
 
 missing=()

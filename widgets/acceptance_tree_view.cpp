@@ -89,12 +89,39 @@ void ZoomableGraphicsView::wheelEvent(QWheelEvent* e) {
 
 void ZoomableGraphicsView::resizeEvent(QResizeEvent* e) {
     QGraphicsView::resizeEvent(e);
-    emit viewportChanged();
+    sizeMayHaveChanged();
 }
 
 void ZoomableGraphicsView::showEvent(QShowEvent* e) {
     QGraphicsView::showEvent(e);
+    sizeMayHaveChanged();
+}
+
+void ZoomableGraphicsView::sizeMayHaveChanged() {
+    // The viewport is resized when the scroll bars come or go, the view itself is not: only
+    // the view's own size (first show included) asks the owner to refit.
+    if (fitting_ || !isVisible() || size() == notifiedSize_) return;
+    notifiedSize_ = size();
     emit viewportChanged();
+}
+
+double ZoomableGraphicsView::fitRect(const QRectF& r, double minZoom, double maxZoom) {
+    if (fitting_ || r.isEmpty()) return zoom();
+    fitting_ = true;
+    // Measure the whole viewport: a scroll bar left over from the previous zoom would make
+    // the fit smaller than the room there is.
+    const auto hPolicy = horizontalScrollBarPolicy(), vPolicy = verticalScrollBarPolicy();
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    resetTransform();
+    fitInView(r, Qt::KeepAspectRatio);
+    const double z = std::clamp(zoom(), minZoom, maxZoom);
+    setTransform(QTransform::fromScale(z, z));
+    centerOn(r.center());
+    setHorizontalScrollBarPolicy(hPolicy);
+    setVerticalScrollBarPolicy(vPolicy);
+    fitting_ = false;
+    return z;
 }
 
 // ---- AcceptanceTreeView ---------------------------------------------------------------
@@ -281,6 +308,8 @@ void AcceptanceTreeView::rebuild() {
                                          : tr("This DDTree run has no verify steps."));
         auto* t = scene_->addSimpleText(stepInfo_->text());
         t->setBrush(Qt::darkGray);
+        scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
+        fitTree();
         fillTable();
         emit treeStepChanged(currentBudget(), -1);
         return;
@@ -442,20 +471,14 @@ void AcceptanceTreeView::fillTable() {
 
 void AcceptanceTreeView::fitTree() {
     if (scene_->items().isEmpty()) return;
-    view_->resetTransform();
-    const QRectF r = scene_->itemsBoundingRect().adjusted(-10, -10, 10, 10);
-    view_->fitInView(r, Qt::KeepAspectRatio);
     // Never blow a small tree up past 1:1, and keep a large one readable (scroll instead,
     // starting at the root's end).
     constexpr double kMinFitZoom = 0.6;
-    const double z = view_->zoom();
-    if (z > 1.0) view_->setTransform(QTransform());
-    else if (z < kMinFitZoom) view_->setTransform(QTransform::fromScale(kMinFitZoom, kMinFitZoom));
-    if (view_->zoom() <= kMinFitZoom + 1e-9 && !nodeItems_.empty()) {
+    const QRectF r = scene_->sceneRect();
+    const double z = view_->fitRect(r, kMinFitZoom, 1.0);
+    if (z <= kMinFitZoom + 1e-9 && !nodeItems_.empty()) {
         const QRectF root = nodeItems_.front()->path().boundingRect();
         view_->centerOn(r.left() + view_->viewport()->width() / (2 * kMinFitZoom), root.center().y());
-    } else {
-        view_->centerOn(r.center());
     }
 }
 

@@ -24,25 +24,39 @@ class QTableView;
 
 namespace draftscope {
 
-/// QGraphicsView with wheel zoom (plain or Ctrl+wheel, anchored under the cursor) and
-/// drag to pan.
+/// QGraphicsView with wheel zoom (plain or Ctrl+wheel, anchored under the cursor), drag to
+/// pan, and a fit that cannot feed back into itself.
+///
+/// viewportChanged() fires on the first show and when the view's own size changes, never
+/// for a viewport resize that only follows the scroll bars coming or going (a fit changes
+/// the scroll ranges, which shows or hides the scroll bars, which resizes the viewport: an
+/// owner that refits on every viewport resize loops without end).
 class ZoomableGraphicsView : public QGraphicsView {
     Q_OBJECT
 public:
     explicit ZoomableGraphicsView(QGraphicsScene* scene, QWidget* parent = nullptr);
     /// Current zoom factor (1 = one scene unit per pixel).
     double zoom() const;
+    /// Scales so that scene rectangle `r` fits the whole viewport (measured without scroll
+    /// bars), keeping the aspect ratio, with the zoom clamped to [minZoom, maxZoom]; centres
+    /// on `r`. Returns the zoom set. Resizes it causes emit nothing.
+    double fitRect(const QRectF& r, double minZoom, double maxZoom);
 
 signals:
     /// The user zoomed with the wheel (the owner stops fitting on resize).
     void zoomedByUser();
-    /// The view was resized or shown (the owner refits the tree).
+    /// First show, or the view's own size changed (the owner refits).
     void viewportChanged();
 
 protected:
     void wheelEvent(QWheelEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
     void showEvent(QShowEvent* e) override;
+
+private:
+    void sizeMayHaveChanged();
+    bool fitting_ = false;  ///< inside fitRect(): resizes are its own
+    QSize notifiedSize_;    ///< the view's size at the last viewportChanged()
 };
 
 /// Draws the DDTree of the selected step of the selected budget's run.

@@ -8,8 +8,10 @@
 //                                       compare drafter A with drafter B on the same target and prompt
 //   draftscope [--demo] [--ddtree-budget N]... --export-figures DIR [--target D --drafter D --prompt T]
 //                                       run, write every view as PNG/SVG/PDF (+ tables) to DIR, exit
+// An interactive window prints "draftscope: run N finished: ..." on stdout after each run.
 // Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
 
+#include "gui/analysis_controller.h"
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
@@ -216,6 +218,13 @@ int main(int argc, char** argv) {
         return 0;
     }
 
+    // One line on stdout per finished run, once the window shows it: the signal scripts
+    // wait for (tools/gui-smoke.sh).
+    QObject::connect(window.controller(), &AnalysisController::analysisFinished, &window, [](const RunBundlePtr& b) {
+        std::printf("draftscope: run %llu finished: %zu verify steps, tau %.3f, %zu DDTree run(s)\n",
+                    static_cast<unsigned long long>(b->requestId), b->run.steps.size(), b->run.tau, b->treeRuns.size());
+        std::fflush(stdout);
+    });
     window.show();
     if (!resultsPath.isEmpty()) {
         // The recorded run replaces the demo run; models given on the command line are only filled in.
