@@ -21,6 +21,8 @@
 #include "step_selection.h"
 
 #include <QAction>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -77,13 +79,19 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     addDock(stripView_, tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
     auto* acc = addDock(acceptance_, tr("Acceptance"), "acceptanceDock", Qt::RightDockWidgetArea, true);
     auto* masks = addDock(maskView_, tr("Masks"), "maskDock", Qt::RightDockWidgetArea, true);
-    auto* attn = addDock(attentionView_, tr("Drafter attention"), "attentionDock", Qt::RightDockWidgetArea, true);
+    auto* attn = addDock(attentionView_, tr("Attention"), "attentionDock", Qt::RightDockWidgetArea, true);
     auto* stats = addDock(statsView_, tr("Hidden states"), "statsDock", Qt::RightDockWidgetArea, true);
     auto* tree = addDock(treeView_, tr("DDTree"), "ddtreeDock", Qt::RightDockWidgetArea);
-    auto* sweep = addDock(sweep_, tr("DDTree budget sweep"), "ddtreeSweepDock", Qt::RightDockWidgetArea, true);
+    auto* sweep = addDock(sweep_, tr("Budget sweep"), "ddtreeSweepDock", Qt::RightDockWidgetArea, true);
     auto* logDock = addDock(log_, tr("Log"), "logDock", Qt::BottomDockWidgetArea);
-    // One tab group on the right keeps the default window within a 1366x768 screen; every
-    // dock can be dragged out to sit side by side with the others.
+    // One tab group on the right, its tabs on the right edge (titles read vertically, never
+    // cut), running the full height; the left panels too; Output and Log under the grid.
+    // Every dock can be dragged out to sit side by side with the others.
+    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    setTabPosition(Qt::RightDockWidgetArea, QTabWidget::East);
     tabifyDockWidget(acc, masks);
     tabifyDockWidget(masks, attn);
     tabifyDockWidget(attn, stats);
@@ -94,7 +102,13 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     findChild<QDockWidget*>("outputDock")->raise();
     createComparisonViews();
     createMenus();
-    resize(1560, 960);
+    // First start: the whole screen (up to 1920x1080).
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+        const QSize avail = screen->availableSize();
+        resize(std::min(avail.width(), 1920), std::min(avail.height(), 1080));
+    } else {
+        resize(1600, 1000);
+    }
 
 
     connect(modelPanel_, &ModelPanel::loadRequested, this, &MainWindow::loadModels);
@@ -163,6 +177,10 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         // Nothing of the previous (live or recorded) run stays on screen next to the new one.
         clearResult();
         promptPanel_->showRecorded({}, {}, {}, {});
+        if (results_) {  // a live run opens on its own views, not on the file's
+            findChild<QDockWidget*>("acceptanceDock")->raise();
+            findChild<QDockWidget*>("outputDock")->raise();
+        }
         if (results_)
             resultsPanel_->setLiveRunShown(tr("The views show live analysis %1, not a prompt of this file: select a "
                                               "row to show that prompt again.").arg(id));
@@ -218,20 +236,89 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     });
 
     setupResults();  // after the handlers above (its modelsLoaded handler must run after theirs)
+    acc->raise();
+    createLayoutActions();
+    defaultLayout_ = saveState();
 
     QSettings s;
     restoreGeometry(s.value("window/geometry").toByteArray());
-    if (!restoreState(s.value("window/state").toByteArray())) {
-        // First start: give the grid the middle, the panels and the plots fixed widths.
-        QTimer::singleShot(0, this, [this, acc] {
-            resizeDocks({findChild<QDockWidget*>("modelsDock"), acc}, {300, 600}, Qt::Horizontal);
-            resizeDocks({findChild<QDockWidget*>("outputDock")}, {170}, Qt::Vertical);
-        });
-    }
+    if (!restoreState(s.value("window/state").toByteArray()))
+        QTimer::singleShot(0, this, [this] { applyDefaultDockSizes(); });  // first start
     statusBar()->showMessage(tr("Choose a target and a drafter, or start with draftscope --demo"));
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::applyDefaultDockSizes() {
+    // The grid gets the middle: the left panels a fixed width, the right views about a third.
+    resizeDocks({findChild<QDockWidget*>("modelsDock"), findChild<QDockWidget*>("acceptanceDock")},
+                {290, std::max(440, width() * 7 / 20)}, Qt::Horizontal);
+    resizeDocks({findChild<QDockWidget*>("outputDock")}, {std::max(150, height() / 6)}, Qt::Vertical);
+    resizeDocks({findChild<QDockWidget*>("modelsDock")}, {std::min(300, height() / 3)}, Qt::Vertical);
+}
+
+void MainWindow::resetLayout() {
+    maximised_.clear();
+    restoreState(defaultLayout_);
+    // The docks that only apply to a results file or a comparison follow what is shown.
+    findChild<QDockWidget*>("resultsAggregateDock")->setVisible(results_ != nullptr);
+    findChild<QDockWidget*>("resultsDock")->setVisible(results_ != nullptr);
+    findChild<QDockWidget*>("comparisonDock")->setVisible(isComparing());
+    findChild<QDockWidget*>("acceptanceDock")->raise();
+    findChild<QDockWidget*>("outputDock")->raise();
+    applyDefaultDockSizes();
+}
+
+QWidget* MainWindow::currentView() const {
+    for (QWidget* w = QApplication::focusWidget(); w; w = w->parentWidget()) {
+        if (auto* dock = qobject_cast<QDockWidget*>(w)) return dock;
+        if (w == centralWidget()) return w;
+    }
+    return lastView_ ? lastView_.data() : centralWidget();
+}
+
+void MainWindow::toggleMaximisedView(QWidget* view) {
+    if (!maximised_.isEmpty()) {  // back to the layout before
+        restoreState(maximised_);
+        maximised_.clear();
+        return;
+    }
+    if (!view) view = currentView();
+    maximised_ = saveState();
+    auto* keep = qobject_cast<QDockWidget*>(view);
+    // The view keeps the window to itself: every other dock hides (a dock: the grid too, by
+    // floating the dock over the whole window).
+    for (auto* dock : findChildren<QDockWidget*>())
+        if (dock != keep && dock->isVisible()) dock->hide();
+    if (keep) {
+        keep->show();
+        keep->setFloating(true);
+        keep->setGeometry(QRect(mapToGlobal(QPoint(0, 0)), size()));
+        keep->raise();
+    }
+}
+
+bool MainWindow::isViewMaximised() const { return !maximised_.isEmpty(); }
+
+void MainWindow::createLayoutActions() {
+    viewMenu_->addSeparator();
+    auto* reset = viewMenu_->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
+    reset->setObjectName("resetLayoutAction");
+    reset->setToolTip(tr("Put every view back where it was at first start"));
+    auto* maximise = viewMenu_->addAction(tr("&Maximise current view"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M),
+                                          this, [this] { toggleMaximisedView(); });
+    maximise->setObjectName("maximiseViewAction");
+    maximise->setToolTip(tr("The view with the keyboard focus (or the grid) fills the window; again to restore"));
+    // Remember the last view the user worked in (focus), for "Maximise current view".
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        for (QWidget* w = now; w; w = w->parentWidget()) {
+            if (qobject_cast<QDockWidget*>(w) || w == centralWidget()) {
+                lastView_ = w;
+                return;
+            }
+        }
+    });
+}
 
 QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                                  bool scrollable) {
@@ -598,7 +685,8 @@ void MainWindow::createComparisonViews() {
     blockViewB_->setObjectName("BlockAgreementViewB");
     blockViewB_->setExportName("block_agreement_b");
     blockViewB_->hide();
-    grids_ = new QSplitter(Qt::Horizontal, this);
+    // B's grid under A's: each keeps the full width, so all block positions stay readable.
+    grids_ = new QSplitter(Qt::Vertical, this);
     grids_->setObjectName("gridSplitter");
     grids_->addWidget(blockView_);
     grids_->addWidget(blockViewB_);

@@ -6,6 +6,7 @@
 #include "gui/recorded_results.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <functional>
 
@@ -66,6 +67,13 @@ public:
     const RunBundlePtr& lastResult() const { return last_; }
     QString logText() const;
 
+    /// View > Reset layout: every dock back where it was at first start, default sizes.
+    void resetLayout();
+    /// View > Maximise current view: `view` (a dock, or the central grid; null = the one
+    /// with the focus, else the last one used) fills the window; called again, restores.
+    void toggleMaximisedView(QWidget* view = nullptr);
+    bool isViewMaximised() const;
+
     /// Writes every view's figures (and tables) to `dir`; returns the paths, sets *error.
     QStringList exportAllFigures(const QString& dir, QString* error);
 
@@ -109,6 +117,9 @@ private:
     QDockWidget* addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                          bool scrollable = false);
     void createMenus();
+    void createLayoutActions();
+    void applyDefaultDockSizes();
+    QWidget* currentView() const;
     void setupResults();
     void addResultsActions(QMenu* file);
     void showResultsFile(const QString& path, const ResultsFilePtr& results, const QString& error);
@@ -162,6 +173,9 @@ private:
     bool linkingSelections_ = false;
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
+    QByteArray defaultLayout_;  ///< saveState() of the first-start layout
+    QByteArray maximised_;      ///< layout to restore while a view is maximised (empty: none)
+    QPointer<QWidget> lastView_;
     RunBundlePtr last_;
     bool lastComplete_ = true;    ///< false while last_ is a partial result (more runs to come)
     ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads

@@ -34,9 +34,12 @@ void MainWindow::setupResults() {
     resultsReader_ = new ResultsReader(this);
     auto* rd = addDock(resultsPanel_, tr("Results"), "resultsDock", Qt::BottomDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget*>("logDock"), rd);
-    auto* ad = addDock(aggregate_, tr("Results: all prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
+    auto* ad = addDock(aggregate_, tr("All prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
     tabifyDockWidget(findChild<QDockWidget*>("ddtreeSweepDock"), ad);
     findChild<QDockWidget*>("outputDock")->raise();
+    // Shown once a results file is open.
+    rd->hide();
+    ad->hide();
     if (viewMenu_) viewMenu_->addActions({rd->toggleViewAction(), ad->toggleViewAction()});
 
     connect(resultsReader_, &ResultsReader::finished, this, &MainWindow::showResultsFile);
@@ -102,6 +105,8 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
                                                    QString::fromStdString(r->createdUtc)));
     if (!r->complete) log(tr("results file %1 is incomplete: the evaluation was interrupted").arg(path));
     aggregate_->setResults(*r);
+    findChild<QDockWidget*>("resultsDock")->show();
+    findChild<QDockWidget*>("resultsAggregateDock")->show();
     findChild<QDockWidget*>("resultsDock")->raise();
     resizeDocks({findChild<QDockWidget*>("resultsDock")}, {260}, Qt::Vertical);  // room for the table
     findChild<QDockWidget*>("resultsAggregateDock")->raise();
