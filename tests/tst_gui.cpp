@@ -175,7 +175,7 @@ private slots:
     void cancelKeepsTheRunsThatFinished() {
         MainWindow w(false);
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
-        w.promptPanel()->setMaxNewTokens(200);
+        w.promptPanel()->setMaxNewTokens(64);
         w.promptPanel()->setDdtreeBudgets({4, 8});
         QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
         w.loadModels(demoModels());
@@ -191,7 +191,7 @@ private slots:
         QSignalSpy cancelled(w.controller(), &AnalysisController::cancelled);
         QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
         w.runAnalysis();
-        QVERIFY(cancelled.wait(180000));
+        QVERIFY(cancelled.wait(200000));
         QCOMPARE(finished.count(), 0);
         QVERIFY(w.lastResult());
         const auto& run = w.lastResult()->run;
