@@ -13,6 +13,8 @@
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "gui/analysis_controller.h"
+#include "gui/dialog_dirs.h"
+#include "gui/inspector_dialog.h"
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
@@ -23,11 +25,17 @@
 
 #include <qcustomplot.h>
 
+#include <QApplication>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QCheckBox>
+#include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
+#include <QStatusBar>
 #include <QStandardItemModel>
 #include <QTimer>
 #include <QtTest>
@@ -134,6 +142,71 @@ private slots:
         QCOMPARE(static_cast<int>(b->run.outputIds.size() - b->run.promptIds.size()), 16);
     }
 
+    void eachRunArrivesWhenItFinishes() {
+        AnalysisController c;
+        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+        c.loadModels(demoModels());
+        QVERIFY(loaded.wait(60000));
+        QSignalSpy partial(&c, &AnalysisController::partialResult);
+        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+        AnalysisRequest r = demoRequest(32);
+        r.ddtreeBudgets = {4, 8};
+        const auto id = c.analyse(r);
+        QVERIFY(finished.wait(120000));
+        const auto full = finished.first().first().value<RunBundlePtr>();
+        QCOMPARE(full->treeRuns.size(), std::size_t(2));
+        // The chain run (with its statistics), then chain + budget 4; the last run comes complete.
+        QCOMPARE(partial.count(), 2);
+        for (int i = 0; i < 2; ++i) {
+            const auto p = partial.at(i).first().value<RunBundlePtr>();
+            QCOMPARE(p->requestId, id);
+            QCOMPARE(p->run.acceptanceLengths, full->run.acceptanceLengths);
+            QCOMPARE(p->pieces.size(), p->run.outputIds.size());
+            QCOMPARE(p->hiddenStats.series.size(), full->hiddenStats.series.size());
+            QCOMPARE(p->treeRuns.size(), std::size_t(i));
+            for (int k = 0; k < i; ++k) {
+                QCOMPARE(p->treeRuns[k].budget, full->treeRuns[k].budget);
+                QCOMPARE(p->treeRuns[k].acceptanceLengths, full->treeRuns[k].acceptanceLengths);
+                for (const auto& st : p->treeRuns[k].steps)
+                    for (auto t : st.tokens) QVERIFY(p->tokenPieces.count(t));
+            }
+        }
+    }
+
+    void cancelKeepsTheRunsThatFinished() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(64);
+        w.promptPanel()->setDdtreeBudgets({4, 8});
+        QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
+        w.loadModels(demoModels());
+        QVERIFY(loaded.wait(60000));
+        // While budget 4 runs, the chain is already on screen; cancel once budget 8 starts.
+        int chainRowsDuringBudget4 = -1;
+        connect(w.controller(), &AnalysisController::stageChanged, &w, [&](quint64, const QString& stage) {
+            if (stage.startsWith("DDTree budget 4"))
+                chainRowsDuringBudget4 = w.blockAgreementView()->model()->rowCount();
+            if (stage.startsWith("DDTree budget 8"))
+                w.promptPanel()->findChild<QPushButton*>("cancelButton")->click();
+        });
+        QSignalSpy cancelled(w.controller(), &AnalysisController::cancelled);
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        w.runAnalysis();
+        QVERIFY(cancelled.wait(200000));
+        QCOMPARE(finished.count(), 0);
+        QVERIFY(w.lastResult());
+        const auto& run = w.lastResult()->run;
+        QVERIFY(!run.steps.empty());
+        QCOMPARE(chainRowsDuringBudget4, static_cast<int>(run.steps.size()));
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(run.steps.size()));
+        QCOMPARE(w.lastResult()->treeRuns.size(), std::size_t(1));  // budget 4 finished, 8 was cancelled
+        QCOMPARE(w.lastResult()->treeRuns[0].budget, 4);
+        QCOMPARE(w.treeView()->budgetCount(), 1);
+        QCOMPARE(w.budgetSweepPlot()->budgets(), (QVector<double>{4}));
+        QCOMPARE(w.promptPanel()->progressText(), QString("cancelled (kept: chain, DDTree 4)"));
+        QVERIFY(w.statusBar()->currentMessage().contains("cancelled"));
+    }
+
     void badCheckpointIsReportedNotFatal() {
         MainWindow w(/*showErrorDialogs=*/false);
         QSignalSpy failed(w.controller(), &AnalysisController::failed);
@@ -153,19 +226,116 @@ private slots:
         QVERIFY(w.lastResult()->treeRuns.empty());
     }
 
+    void runLoadsTheModelsTheFieldsName() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(24);
+        w.promptPanel()->setDdtreeBudgets({});
+        QString err;
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        auto* changed = w.modelPanel()->findChild<QLabel*>("modelFieldsChanged");
+        QVERIFY(changed);
+        QVERIFY(changed->isHidden());
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        // Another drafter in the field: a visible "fields differ" state, then Run loads it first.
+        const QString leak = QString::fromStdString(drafterDir("drafter-anchor-leak"));
+        w.modelPanel()->setDrafterDir(leak);
+        QVERIFY(w.modelPanel()->differsFromLoaded());
+        QVERIFY(!changed->isHidden());
+        QVERIFY(changed->text().contains("differ from the loaded models"));
+        QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        w.promptPanel()->setMaxNewTokens(96);  // the goldens' length
+        w.promptPanel()->findChild<QPushButton*>("runButton")->click();
+        QVERIFY(w.logText().contains("differ from the loaded models: loading them"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
+        QCOMPARE(loaded.count(), 1);
+        auto b = finished.first().first().value<RunBundlePtr>();
+        QCOMPARE(QFileInfo(QString::fromStdString(b->drafter.directory)).canonicalFilePath(),
+                 QFileInfo(leak).canonicalFilePath());
+        // drafter-anchor-leak's own run (the official golden), not the demo drafter's.
+        QCOMPARE(b->run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-anchor-leak.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        QVERIFY(changed->isHidden());
+        w.promptPanel()->setMaxNewTokens(16);
+        // The same path written differently (trailing slash) is the same model: no reload.
+        w.modelPanel()->setDrafterDir(leak + "/");
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        // Ticking Compare with a drafter B: Run loads A + B and runs both.
+        w.modelPanel()->setDrafterBDir(QString::fromStdString(demoDrafter()));
+        QVERIFY(w.modelPanel()->differsFromLoaded());
+        finished.clear();
+        loaded.clear();
+        w.runAnalysis();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
+        QCOMPARE(loaded.count(), 1);
+        b = finished.first().first().value<RunBundlePtr>();
+        QVERIFY(b->comparison);
+        QVERIFY(w.isComparing());
+        // Unticking it again: Run reloads without B; the old pair is never run silently.
+        auto* compare = w.modelPanel()->findChild<QCheckBox*>("compareDrafters");
+        QVERIFY(compare);
+        compare->setChecked(false);
+        QVERIFY(!changed->isHidden());
+        finished.clear();
+        loaded.clear();
+        w.runAnalysis();
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
+        QCOMPARE(loaded.count(), 1);
+        QVERIFY(!finished.first().first().value<RunBundlePtr>()->comparison);
+        // Tools > Inspect checkpoint offers the loaded checkpoints.
+        auto* inspect = w.findChild<QAction*>("inspectCheckpointAction");
+        QVERIFY(inspect);
+        inspect->trigger();
+        auto* dialog = w.findChild<InspectorDialog*>("inspectorDialog");
+        QVERIFY(dialog);
+        QStringList offered;
+        for (const auto& path : dialog->loadedCheckpoints()) offered << QFileInfo(path).canonicalFilePath();
+        QCOMPARE(offered, (QStringList{QFileInfo(QString::fromStdString(demoTarget())).canonicalFilePath(),
+                                       QFileInfo(leak).canonicalFilePath()}));
+        dialog->close();
+        // An empty drafter field refuses the run with a message; nothing starts.
+        QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
+        w.modelPanel()->setDrafterDir(QString());
+        w.runAnalysis();
+        QVERIFY(w.logText().contains("choose a target and a drafter"));
+        QTest::qWait(200);
+        QCOMPARE(started.count(), 0);
+    }
+
     void ddtreeBudgetParsing() {
         std::vector<int> b;
         QString err;
-        QVERIFY(parseDdtreeBudgets("8, 4 4,32", &b, &err));
-        QCOMPARE(b, (std::vector<int>{4, 8, 32}));
+        QVERIFY(parseDdtreeBudgets("8, 4 16,32", &b, &err));  // commas and/or spaces, sorted
+        QCOMPARE(b, (std::vector<int>{4, 8, 16, 32}));
         QVERIFY(parseDdtreeBudgets("  ", &b, &err));
         QVERIFY(b.empty());
         QVERIFY(!parseDdtreeBudgets("4, x", &b, &err));
         QVERIFY(err.contains("'x'"));
-        QVERIFY(!parseDdtreeBudgets("0", &b, &err));
+        // 0 = no trees, as the CLI's --ddtree-budget 0.
+        b = {4};
+        QVERIFY(parseDdtreeBudgets("0", &b, &err));
+        QVERIFY(b.empty());
+        QVERIFY(parseDdtreeBudgets(" 0 ", &b, &err));
+        QVERIFY(b.empty());
+        QVERIFY(!parseDdtreeBudgets("0, 8", &b, &err));
+        QVERIFY(err.contains("0 means no trees"));
         QVERIFY(!parseDdtreeBudgets("-3", &b, &err));
+        QVERIFY(err.contains("'-3'"));
         QVERIFY(!parseDdtreeBudgets("5000", &b, &err));
         QVERIFY(err.contains("1 to 4096"));
+        // Duplicates and empty entries are refused, naming what is wrong.
+        QVERIFY(!parseDdtreeBudgets("4, 8, 4", &b, &err));
+        QCOMPARE(err, QString("DDTree budget 4 is listed twice"));
+        QVERIFY(!parseDdtreeBudgets("8 8", &b, &err));
+        QVERIFY(err.contains("8 is listed twice"));
+        QVERIFY(!parseDdtreeBudgets("4,,8", &b, &err));
+        QVERIFY(err.contains("empty"));
+        QVERIFY(!parseDdtreeBudgets("4, 8,", &b, &err));
+        QVERIFY(err.contains("empty"));
+        QVERIFY(!parseDdtreeBudgets(", 4", &b, &err));
+        QVERIFY(err.contains("empty"));
         // A bad field refuses the run with its message and starts nothing.
         MainWindow w(false);
         QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
@@ -179,6 +349,68 @@ private slots:
         QVERIFY(w.logText().contains("DDTree budget 'eight'"));
         QTest::qWait(100);
         QCOMPARE(started.count(), 0);
+        // The message is shown whole under the field (at the panel's default width) and the
+        // form does not move when it appears or goes.
+        auto* panel = w.promptPanel();
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(50);  // the first-start dock sizes are applied after the first show
+        auto* message = panel->findChild<QLabel*>("ddtreeBudgetError");
+        auto* runButton = panel->findChild<QPushButton*>("runButton");
+        QVERIFY(message && runButton);
+        field->setText("4, 8");
+        QVERIFY(panel->isVisible());
+        QCoreApplication::processEvents();
+        QVERIFY(message->text().isEmpty());
+        const QRect runAt = runButton->geometry();
+        const QRect fieldAt = field->geometry();
+        for (const QString bad : {"4, eight", "4, 8, 4", "4,,8", "0, 8", "123456789012345678"}) {
+            field->setText(bad);
+            QCoreApplication::processEvents();
+            QVERIFY2(!message->text().isEmpty(), qPrintable(bad));
+            QVERIFY2(message->heightForWidth(message->width()) <= message->height(),
+                     qPrintable(QString("'%1' is clipped: needs %2 px, has %3 at width %4")
+                                    .arg(message->text()).arg(message->heightForWidth(message->width()))
+                                    .arg(message->height()).arg(message->width())));
+            QCOMPARE(runButton->geometry(), runAt);
+            QCOMPARE(field->geometry(), fieldAt);
+        }
+        field->setText("0");
+        QCoreApplication::processEvents();
+        QVERIFY(message->text().isEmpty());
+        QVERIFY(w.promptPanel()->request().ddtreeBudgets.empty());
+        QCOMPARE(runButton->geometry(), runAt);
+    }
+
+    void fileDialogsRememberTheLastDirectory() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QCOMPARE(lastDialogDir("tst-kind", "/fallback"), QString("/fallback"));
+        const QString file = dir.filePath("set.jsonl");
+        rememberDialogPath("tst-kind", file);  // a file: its folder
+        QCOMPARE(lastDialogDir("tst-kind"), QFileInfo(dir.path()).absoluteFilePath());
+        QCOMPARE(lastDialogFile("tst-kind", "run.json"), QDir(dir.path()).filePath("run.json"));
+        QDir(dir.path()).mkdir("sub");
+        rememberDialogPath("tst-kind", dir.filePath("sub"));  // a directory: itself
+        QCOMPARE(lastDialogDir("tst-kind"), QFileInfo(dir.filePath("sub")).absoluteFilePath());
+        // The window's Load prompt set dialog opens in the folder of the last prompt set.
+        rememberDialogPath("prompts", file);
+        MainWindow w(false);
+        QAction* load = nullptr;
+        for (auto* a : w.findChildren<QAction*>())
+            if (a->text() == "Load &prompt set...") load = a;
+        QVERIFY(load);
+        QString openedIn;
+        QTimer::singleShot(200, [&] {
+            for (auto* top : QApplication::topLevelWidgets())
+                if (auto* d = qobject_cast<QFileDialog*>(top); d && d->isVisible()) {
+                    openedIn = d->directory().absolutePath();
+                    d->reject();
+                }
+        });
+        load->trigger();
+        QCOMPARE(openedIn, QFileInfo(dir.path()).absoluteFilePath());
     }
 
     void everyViewIsPopulated() {

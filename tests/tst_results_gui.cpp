@@ -10,13 +10,21 @@
 #include "draftscope/results_file.h"
 #include "draftscope/results_summary.h"
 #include "gui/main_window.h"
+#include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
 #include "output_strip_view.h"
 #include "results_aggregate_plots.h"
 #include "step_selection.h"
 #include "test_support.h"
 
+#include <QDockWidget>
+#include <QHeaderView>
 #include <QMimeData>
+#include <QScrollArea>
+#include <QScrollBar>
+#include <QSettings>
+#include <QTabBar>
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -141,6 +149,163 @@ private slots:
         QCOMPARE(w.lastResult()->run.tau, file_.prompts[2].drafters[1].run.tau);
         QCOMPARE(w.lastResult()->drafter.directory, file_.drafters[1].summary.directory);
         QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(file_.prompts[2].drafters[1].run.steps.size()));
+    }
+
+    void liveRunReplacesTheRecordedRun() {
+        MainWindow w(false);
+        QString err;
+        QVERIFY2(w.openResultsFileNow(path_, &err), qPrintable(err));
+        auto* panel = w.resultsPanel();
+        int fib = -1;
+        for (std::size_t i = 0; i < file_.prompts.size(); ++i)
+            if (file_.prompts[i].id == "fib") fib = static_cast<int>(i);
+        QVERIFY(fib >= 0);
+        panel->selectPrompt(fib);
+        // The Prompt panel shows the recorded prompt and the file's settings.
+        QCOMPARE(w.promptPanel()->promptText(), QString("def fibonacci(n):\n"));
+        const auto shown = w.promptPanel()->request();
+        QCOMPARE(shown.settings.maxNewTokens, std::int64_t(16));
+        QCOMPARE(shown.settings.ignoreEos, file_.settings.run.ignoreEos);
+        QCOMPARE(shown.settings.temperature, file_.settings.run.temperature);
+        QCOMPARE(shown.ddtreeBudgets, (std::vector<int>{4}));
+        QVERIFY(w.promptPanel()->recordedSource().contains("'fib'"));
+        QVERIFY(w.promptPanel()->recordedSource().contains("R.dsresults"));
+        QVERIFY(w.blockAgreementView()->caption().startsWith("Recorded, not live: R.dsresults prompt 'fib'"));
+        QVERIFY(w.isComparing());  // two recorded drafters
+        // A live run of the demo pair (Run loads the models the fields name): nothing recorded stays.
+        w.modelPanel()->setTargetDir(QString::fromStdString(demoTarget()));
+        w.modelPanel()->setDrafterDir(QString::fromStdString(demoDrafter()));
+        w.promptPanel()->setMaxNewTokens(8);
+        w.promptPanel()->setDdtreeBudgets({});
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
+        w.runAnalysis();
+        QVERIFY(started.wait(60000));
+        // While it runs: the recorded run is gone from the views, table and Prompt panel.
+        QVERIFY(!w.lastResult());
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), 0);
+        QCOMPARE(panel->currentPrompt(), -1);
+        QVERIFY(panel->liveRunNote().contains("live analysis"));
+        QVERIFY(w.promptPanel()->recordedSource().isEmpty());
+        QVERIFY(w.windowTitle().contains("live run"));
+        QVERIFY(!w.statusBar()->currentMessage().contains("ecorded"));
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        const auto live = w.lastResult();
+        QVERIFY(live);
+        QVERIFY(!(live->requestId & kRecordedRequestBit));
+        QCOMPARE(static_cast<int>(live->run.outputIds.size() - live->run.promptIds.size()), 8);
+        QVERIFY(!w.isComparing());
+        QVERIFY(w.blockAgreementView()->caption().startsWith(QString("Live analysis %1").arg(live->requestId)));
+        QVERIFY(w.blockAgreementView()->caption().contains(QString::number(live->run.tau, 'f', 3)));
+        QCOMPARE(w.blockAgreementView()->model()->rowCount(), static_cast<int>(live->run.steps.size()));
+        QVERIFY(w.statusBar()->currentMessage().contains(QString::number(live->run.tau, 'f', 3)));
+        QVERIFY(!w.statusBar()->currentMessage().contains("ecorded"));
+        QVERIFY(w.windowTitle().contains("live run"));
+        QCOMPARE(panel->currentPrompt(), -1);
+        // Selecting a row shows that recorded prompt again.
+        panel->selectPrompt(fib);
+        QVERIFY(w.lastResult()->requestId & kRecordedRequestBit);
+        QVERIFY(panel->liveRunNote().isEmpty());
+        QVERIFY(w.windowTitle().contains("recorded run"));
+        QVERIFY(w.statusBar()->currentMessage().contains("not live"));
+    }
+
+    void coreViewsFitTheScreen_data() {
+        QTest::addColumn<QSize>("screen");
+        QTest::newRow("1600x1000") << QSize(1600, 1000);
+        QTest::newRow("1920x1080") << QSize(1920, 1080);
+    }
+
+    void coreViewsFitTheScreen() {
+        QFETCH(QSize, screen);
+        QSettings().remove("window");  // first-start layout
+        MainWindow w(false);
+        w.resize(screen);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(100);
+        QString err;
+        QVERIFY2(w.openResultsFileNow(path_, &err), qPrintable(err));  // two drafters: A and B grids
+        QTest::qWait(100);
+        // Both grids show all 16 block positions without horizontal scrolling.
+        for (auto* view : {w.blockAgreementView(), w.blockAgreementViewB()}) {
+            auto* t = view->table();
+            QCOMPARE(t->model()->columnCount(), 16);
+            QVERIFY(t->isVisible());
+            QCOMPARE(t->horizontalScrollBar()->maximum(), 0);
+            QVERIFY2(t->columnViewportPosition(15) + t->columnWidth(15) <= t->viewport()->width(),
+                     qPrintable(QString("%1 + %2 > %3").arg(t->columnViewportPosition(15)).arg(t->columnWidth(15))
+                                    .arg(t->viewport()->width())));
+            for (int c = 0; c < 16; ++c) QVERIFY(t->columnWidth(c) >= BlockAgreementView::kMinCellWidth + 4);
+            QVERIFY(t->viewport()->height() >= 8 * t->verticalHeader()->defaultSectionSize());  // rows to read
+            QVERIFY(!view->frozenAnchorView()->isVisible());
+        }
+        // Dock tab titles are not cut: every tab is at least as long as its text.
+        for (auto* bar : w.findChildren<QTabBar*>()) {
+            if (!bar->isVisible()) continue;
+            for (int i = 0; i < bar->count(); ++i) {
+                const QRect r = bar->tabRect(i);
+                const int need = bar->fontMetrics().horizontalAdvance(bar->tabText(i));
+                QVERIFY2(std::max(r.width(), r.height()) >= need, qPrintable(bar->tabText(i)));
+                QVERIFY2(bar->rect().contains(r), qPrintable(bar->tabText(i) + " is scrolled out of its tab bar"));
+            }
+        }
+        // No dock needs a horizontal scrollbar: show each in turn.
+        for (auto* dock : w.findChildren<QDockWidget*>()) {
+            if (dock->isHidden()) continue;
+            dock->raise();
+            QTest::qWait(20);
+            if (auto* scroll = qobject_cast<QScrollArea*>(dock->widget()))
+                QVERIFY2(!scroll->horizontalScrollBar()->isVisible(),
+                         qPrintable(dock->windowTitle() + QString(" needs %1 px, has %2").arg(scroll->widget()->minimumSizeHint().width())
+                                        .arg(scroll->viewport()->width())));
+        }
+        // Zoomed in, the grid scrolls and the anchor column stays in view.
+        auto* a = w.blockAgreementView();
+        a->setZoom(3);
+        QTest::qWait(20);
+        auto* t = a->table();
+        QVERIFY(t->horizontalScrollBar()->maximum() > 0);
+        t->horizontalScrollBar()->setValue(t->horizontalScrollBar()->maximum());
+        QTest::qWait(20);
+        QVERIFY(t->columnViewportPosition(0) < 0);  // the grid's own anchor column scrolled away
+        auto* frozen = a->frozenAnchorView();
+        QVERIFY(frozen->isVisible());
+        QCOMPARE(frozen->columnWidth(0), t->columnWidth(0));
+        QVERIFY(!frozen->isColumnHidden(0));
+        for (int c = 1; c < 16; ++c) QVERIFY(frozen->isColumnHidden(c));
+        QCOMPARE(frozen->geometry().left(), t->frameWidth());
+        QVERIFY(frozen->width() >= t->verticalHeader()->width() + t->columnWidth(0));
+        t->verticalScrollBar()->setValue(t->verticalScrollBar()->maximum());
+        QCOMPARE(frozen->verticalScrollBar()->value(), t->verticalScrollBar()->value());
+        a->setZoom(1);
+        QTest::qWait(20);
+        QCOMPARE(t->horizontalScrollBar()->maximum(), 0);
+        QVERIFY(!frozen->isVisible());
+        // Maximise a view and back; Reset layout restores the first-start docks.
+        auto* acc = w.findChild<QDockWidget*>("acceptanceDock");
+        auto* masks = w.findChild<QDockWidget*>("maskDock");
+        w.toggleMaximisedView(acc);
+        QVERIFY(w.isViewMaximised());
+        QVERIFY(acc->isFloating());
+        QCOMPARE(acc->size(), w.size());
+        QVERIFY(masks->isHidden());
+        w.toggleMaximisedView();
+        QVERIFY(!w.isViewMaximised());
+        QVERIFY(!acc->isFloating());
+        QVERIFY(!masks->isHidden());
+        w.toggleMaximisedView(w.centralWidget());  // the grids alone
+        QVERIFY(acc->isHidden() && w.findChild<QDockWidget*>("modelsDock")->isHidden());
+        w.toggleMaximisedView();
+        masks->setFloating(true);
+        w.findChild<QDockWidget*>("promptDock")->hide();
+        w.resetLayout();
+        QVERIFY(!masks->isFloating());
+        QVERIFY(!w.findChild<QDockWidget*>("promptDock")->isHidden());
+        QVERIFY(!w.findChild<QDockWidget*>("resultsAggregateDock")->isHidden());  // a file is open
+        QVERIFY(w.tabifiedDockWidgets(acc).contains(masks));
+        QTest::qWait(50);
+        QCOMPARE(w.blockAgreementView()->table()->horizontalScrollBar()->maximum(), 0);
     }
 
     void attentionNeedsTheRecordedModels() {

@@ -4,6 +4,10 @@
 #include "step_selection.h"
 
 #include <QDir>
+#include <QHBoxLayout>
+#include <QScrollBar>
+#include <QToolButton>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <QFileInfo>
@@ -56,9 +60,58 @@ BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent
     summary_->setText(tr("Rows: verify steps. Columns: block positions (0 = anchor). "
                          "Green accepted, red first rejection, grey drafted after the cut."));
     summary_->setWordWrap(true);
+    // The anchor column stays in view when the grid scrolls horizontally: a second view of
+    // the same model, showing the step headers and column 0 only, laid over the left edge.
+    frozen_ = new QTableView(table_);
+    frozen_->setObjectName("frozenAnchorColumn");
+    frozen_->setModel(model_);
+    frozen_->setFont(table_->font());
+    frozen_->setSelectionModel(table_->selectionModel());
+    frozen_->setItemDelegate(new DiffMarkDelegate(frozen_));
+    frozen_->setFocusPolicy(Qt::NoFocus);
+    frozen_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    frozen_->setWordWrap(false);
+    frozen_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    frozen_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    frozen_->verticalHeader()->setDefaultSectionSize(kCellH);
+    frozen_->setFrameShape(QFrame::NoFrame);
+    frozen_->setStyleSheet("QTableView { border-right: 2px solid #808080; }");
+    frozen_->hide();
+    connect(table_->verticalScrollBar(), &QScrollBar::valueChanged, frozen_->verticalScrollBar(), &QScrollBar::setValue);
+    connect(frozen_->verticalScrollBar(), &QScrollBar::valueChanged, table_->verticalScrollBar(), &QScrollBar::setValue);
+    connect(table_->horizontalScrollBar(), &QScrollBar::valueChanged, this, &BlockAgreementView::updateFrozenAnchor);
+    connect(table_->horizontalScrollBar(), &QScrollBar::rangeChanged, this, &BlockAgreementView::updateFrozenAnchor);
+    connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+        for (int c = 1; c < model_->columnCount(); ++c) frozen_->setColumnHidden(c, true);
+        updateColumnWidths();
+    });
+    table_->viewport()->installEventFilter(this);
+
+    // Zoom: compact cells that fit the view, or wider ones with a scrollbar.
+    auto button = [this](const QString& text, const QString& tip, const QString& name) {
+        auto* b = new QToolButton(this);
+        b->setText(text);
+        b->setToolTip(tip);
+        b->setObjectName(name);
+        b->setAutoRaise(true);
+        return b;
+    };
+    auto* zoomOut = button(QStringLiteral("−"), tr("Narrower cells (Ctrl+wheel)"), "gridZoomOut");
+    auto* zoomIn = button(QStringLiteral("+"), tr("Wider cells: the grid scrolls, the anchor column stays (Ctrl+wheel)"),
+                          "gridZoomIn");
+    auto* fit = button(tr("Fit"), tr("Fit every block position into the view's width"), "gridZoomFit");
+    connect(zoomOut, &QToolButton::clicked, this, [this] { setZoom(zoom_ / 1.25); });
+    connect(zoomIn, &QToolButton::clicked, this, [this] { setZoom(zoom_ * 1.25); });
+    connect(fit, &QToolButton::clicked, this, [this] { setZoom(1.0); });
+    auto* top = new QHBoxLayout;
+    top->setContentsMargins(0, 0, 0, 0);
+    top->addWidget(summary_, 1);
+    top->addWidget(zoomOut, 0, Qt::AlignTop);
+    top->addWidget(fit, 0, Qt::AlignTop);
+    top->addWidget(zoomIn, 0, Qt::AlignTop);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(summary_);
+    layout->addLayout(top);
     layout->addWidget(table_);
 
     connect(table_->selectionModel(), &QItemSelectionModel::currentChanged, this,
@@ -70,6 +123,53 @@ BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent
     installExportMenu(table_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, model_);
 }
 
+void BlockAgreementView::setZoom(double zoom) {
+    zoom_ = std::clamp(zoom, 1.0, 4.0);
+    updateColumnWidths();
+}
+
+void BlockAgreementView::updateColumnWidths() {
+    const int columns = model_->columnCount();
+    if (columns == 0) return;
+    // The anchor column keeps room for its header; the drafted positions share the rest.
+    const int anchorW = std::max(kMinCellWidth, table_->horizontalHeader()->fontMetrics().horizontalAdvance(
+                                                    model_->headerData(0, Qt::Horizontal).toString()) + 10);
+    const int available = table_->viewport()->width() - anchorW;
+    const int fitW = std::clamp(columns > 1 ? available / (columns - 1) : available, kMinCellWidth, kCellW);
+    const int cellW = static_cast<int>(fitW * zoom_);
+    table_->setColumnWidth(0, std::max(anchorW, cellW));
+    frozen_->setColumnWidth(0, std::max(anchorW, cellW));
+    for (int c = 1; c < columns; ++c) table_->setColumnWidth(c, cellW);
+    updateFrozenAnchor();
+}
+
+void BlockAgreementView::updateFrozenAnchor() {
+    const bool scrolled = table_->horizontalScrollBar()->value() > 0;
+    frozen_->setVisible(scrolled && model_->columnCount() > 0);
+    if (!scrolled) return;
+    const int vh = table_->verticalHeader()->width();
+    frozen_->verticalHeader()->setFixedWidth(vh);
+    frozen_->horizontalHeader()->setFixedHeight(table_->horizontalHeader()->height());
+    frozen_->setGeometry(table_->frameWidth(), table_->frameWidth(), vh + table_->columnWidth(0) + 2,
+                         table_->viewport()->height() + table_->horizontalHeader()->height());
+    frozen_->verticalScrollBar()->setValue(table_->verticalScrollBar()->value());
+}
+
+bool BlockAgreementView::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == table_->viewport()) {
+        if (event->type() == QEvent::Resize) {
+            updateColumnWidths();
+        } else if (event->type() == QEvent::Wheel) {
+            auto* wheel = static_cast<QWheelEvent*>(event);
+            if (wheel->modifiers() & Qt::ControlModifier) {
+                setZoom(wheel->angleDelta().y() > 0 ? zoom_ * 1.25 : zoom_ / 1.25);
+                return true;
+            }
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 void BlockAgreementView::setCaption(const QString& caption) {
     caption_ = caption;
     updateSummary();
@@ -77,7 +177,10 @@ void BlockAgreementView::setCaption(const QString& caption) {
 
 void BlockAgreementView::updateSummary() {
     const auto& r = model_->run();
-    if (r.steps.empty()) return;
+    if (r.steps.empty()) {  // nothing shown: no stale numbers above an empty grid
+        summary_->setText(caption_.isEmpty() ? tr("No run shown.") : QStringLiteral("<b>%1</b>").arg(caption_.toHtmlEscaped()));
+        return;
+    }
     QString text = tr("%1 verify steps, tau %2 (mean acceptance length, bonus token included). "
                       "Green accepted, red first rejection, grey drafted after the cut.")
                        .arg(r.steps.size()).arg(r.tau, 0, 'f', 3);

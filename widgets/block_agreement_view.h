@@ -38,7 +38,25 @@ public:
     QSize paintGrid(QPainter* painter) const;
     QSize gridSize() const;
 
+    /// Cell zoom: 1 fits every block position into the view's width (compact cells, at
+    /// least kMinCellWidth px; wider cells up to the export's width when there is room);
+    /// > 1 widens the cells by that factor (up to 4), with a horizontal scrollbar. Ctrl+wheel
+    /// and the -, +, Fit buttons change it.
+    void setZoom(double zoom);
+    double zoom() const { return zoom_; }
+    static constexpr int kMinCellWidth = 26;
+    /// The anchor column (with the step headers) kept in view while the grid is scrolled
+    /// horizontally: an overlay shown only then.
+    QTableView* frozenAnchorView() const { return frozen_; }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    void updateColumnWidths();
+    void updateFrozenAnchor();
+    QTableView* frozen_;
+    double zoom_ = 1.0;
     void onSelectionChanged(int step, int position);
     StepSelection* selection_;
     BlockAgreementModel* model_;

@@ -82,6 +82,10 @@ struct MaskView::ConventionBox {
         offset->setObjectName(prefix + "Offset");
         offset->addItem(QObject::tr("anchor + 0 (reference)"));
         offset->addItem(QObject::tr("anchor + 1 (off by one)"));
+        for (auto* c : {context, block, offset}) {  // may narrow in a narrow dock (full text in the list)
+            c->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+            c->setMinimumContentsLength(10);
+        }
         form->addRow(QObject::tr("Context"), context);
         form->addRow(QObject::tr("Block"), block);
         form->addRow(QObject::tr("Block positions"), offset);
@@ -215,8 +219,9 @@ void MaskView::buildUi() {
     treeRow->addWidget(treeLabel_, 1);
     treeRow->addWidget(pastCheck_);
     modeStack_->addWidget(treePage);
-    modeRow->addWidget(modeStack_, 1);
+    modeRow->addStretch(1);
     outer->addLayout(modeRow);
+    outer->addWidget(modeStack_);  // its own line: the dock stays narrow
 
     // Convention sets A and B.
     auto* convRow = new QHBoxLayout;
@@ -227,7 +232,8 @@ void MaskView::buildUi() {
     auto* boxB = boxB_ = new QGroupBox(tr("Diff against B"), this);
     boxB->setObjectName("diffBox");
     auto* formB = new QFormLayout(boxB);
-    diffCheck_ = new QCheckBox(tr("Show cells where A and B disagree"), boxB);
+    diffCheck_ = new QCheckBox(tr("Mark where A and B differ"), boxB);
+    diffCheck_->setToolTip(tr("Show the cells where masks A and B disagree"));
     diffCheck_->setObjectName("diffCheck");
     formB->addRow(diffCheck_);
     convB_ = std::make_unique<ConventionBox>(boxB, formB, "b");
@@ -242,6 +248,7 @@ void MaskView::buildUi() {
     legendLabel_->setTextFormat(Qt::RichText);
     summaryLabel_ = new QLabel(this);
     summaryLabel_->setObjectName("summaryLabel");
+    summaryLabel_->setWordWrap(true);
     infoRow->addWidget(legendLabel_);
     infoRow->addSpacing(16);
     infoRow->addWidget(summaryLabel_, 1);
@@ -254,6 +261,7 @@ void MaskView::buildUi() {
     outer->addWidget(errorLabel_);
     hoverLabel_ = new QLabel(this);
     hoverLabel_->setObjectName("hoverLabel");
+    hoverLabel_->setWordWrap(true);  // a long cell description wraps instead of widening the dock
     outer->addWidget(hoverLabel_);
 
     // Plot.

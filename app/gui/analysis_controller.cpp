@@ -5,6 +5,8 @@
 
 #include <QThread>
 
+#include <functional>
+
 namespace draftscope {
 
 /// Lives on the worker thread; owns the Engine. process() drains the controller's pending
@@ -62,9 +64,13 @@ private:
                     throw Error("drafter B: " + std::string(e.what()));
                 }
             }
-            emit c_->modelsLoaded(target, drafter);
+            emit c_->modelsLoaded(target, drafter, r);
         } catch (const std::exception& e) {
             engine_.reset();
+            {
+                std::lock_guard<std::mutex> lock(c_->mutex_);
+                c_->pendingAnalysis_.reset();  // it was meant for the models that failed to load
+            }
             emit c_->failed("load", QString::fromStdString(e.what()));
         }
     }
@@ -78,41 +84,20 @@ private:
         try {
             // Drafter B (index 1) runs after A on the same prompt when two drafters are loaded.
             const bool compare = engine_->drafterCount() > 1 && r.settings.drafter == 0;
-            auto b = analyseWith(id, r, r.settings.drafter, compare ? QStringLiteral("drafter A: ") : QString());
-            std::shared_ptr<RunBundle> other;
-            if (compare) other = analyseWith(id, r, 1, QStringLiteral("drafter B: "));
-            const Tokenizer* tok = engine_->tokenizer();
-            auto pieceOf = [tok](std::int64_t id) {
-                return tok ? QString::fromStdString(tok->tokenPiece(id)) : QString("#%1").arg(id);
+            RunBundle a, b;
+            bool bStarted = false;
+            // Every finished run but the last reaches the window at once as partialResult().
+            const std::size_t runs = (1 + r.ddtreeBudgets.size()) * (compare ? 2 : 1);
+            std::size_t done = 0;
+            const auto publish = [&] {
+                if (++done < runs) emit c_->partialResult(snapshot(a, bStarted ? &b : nullptr));
             };
-            auto note = [&](std::int64_t id) {
-                if (!b->tokenPieces.count(id)) b->tokenPieces.emplace(id, pieceOf(id));
-            };
-            for (RunBundle* x : {b.get(), other.get()}) {
-                if (!x) continue;
-                for (auto id : x->run.outputIds) x->pieces.push_back(pieceOf(id));
-                for (auto id : x->run.outputIds) note(id);
-                for (const auto& st : x->run.steps) {
-                    note(st.anchor);
-                    for (auto id : st.drafted) note(id);
-                    for (auto id : st.targetTokens) note(id);
-                    for (const auto& top : st.draftTopIds)
-                        for (auto id : top) note(id);
-                }
-                for (const auto& tr : x->treeRuns) {
-                    for (auto id : tr.outputIds) note(id);
-                    for (const auto& st : tr.steps) {
-                        for (auto id : st.tokens) note(id);
-                        for (auto id : st.targetChoice) note(id);
-                        note(st.bonusToken);
-                    }
-                }
+            analyseWith(id, r, r.settings.drafter, compare ? QStringLiteral("drafter A: ") : QString(), a, publish);
+            if (compare) {
+                bStarted = true;
+                analyseWith(id, r, 1, QStringLiteral("drafter B: "), b, publish);
             }
-            if (other) {
-                other->tokenPieces = b->tokenPieces;
-                b->comparison = other;
-            }
-            emit c_->analysisFinished(b);
+            emit c_->analysisFinished(snapshot(a, bStarted ? &b : nullptr));
         } catch (const Cancelled&) {
             emit c_->cancelled(id);
         } catch (const std::exception& e) {
@@ -120,34 +105,77 @@ private:
         }
     }
 
-    /// The chain run, hidden-state statistics and DDTree runs of drafter `drafter`;
-    /// `stagePrefix` goes before every stage name. Throws Cancelled and the run's errors.
-    std::shared_ptr<RunBundle> analyseWith(quint64 id, const AnalysisRequest& r, int drafter, const QString& stagePrefix) {
+    /// A's analysis so far with B's (if started) as its comparison, the display pieces of
+    /// every token they mention filled in; a copy the GUI thread can keep.
+    RunBundlePtr snapshot(const RunBundle& a, const RunBundle* b) const {
+        auto out = std::make_shared<RunBundle>(a);
+        std::shared_ptr<RunBundle> other = b ? std::make_shared<RunBundle>(*b) : nullptr;
+        const Tokenizer* tok = engine_->tokenizer();
+        auto pieceOf = [tok](std::int64_t id) {
+            return tok ? QString::fromStdString(tok->tokenPiece(id)) : QString("#%1").arg(id);
+        };
+        auto note = [&](std::int64_t id) {
+            if (!out->tokenPieces.count(id)) out->tokenPieces.emplace(id, pieceOf(id));
+        };
+        for (RunBundle* x : {out.get(), other.get()}) {
+            if (!x) continue;
+            x->pieces.clear();
+            for (auto id : x->run.outputIds) x->pieces.push_back(pieceOf(id));
+            for (auto id : x->run.outputIds) note(id);
+            for (const auto& st : x->run.steps) {
+                note(st.anchor);
+                for (auto id : st.drafted) note(id);
+                for (auto id : st.targetTokens) note(id);
+                for (const auto& top : st.draftTopIds)
+                    for (auto id : top) note(id);
+            }
+            for (const auto& tr : x->treeRuns) {
+                for (auto id : tr.outputIds) note(id);
+                for (const auto& st : tr.steps) {
+                    for (auto id : st.tokens) note(id);
+                    for (auto id : st.targetChoice) note(id);
+                    note(st.bonusToken);
+                }
+            }
+        }
+        if (other) {
+            other->tokenPieces = out->tokenPieces;
+            out->comparison = other;
+        }
+        return out;
+    }
+
+    /// Fills `b` with the chain run, hidden-state statistics and DDTree runs of drafter
+    /// `drafter`, calling `finishedRun` after the chain run (with its statistics) and after
+    /// each DDTree budget; `stagePrefix` goes before every stage name. Throws Cancelled and
+    /// the run's errors.
+    void analyseWith(quint64 id, const AnalysisRequest& r, int drafter, const QString& stagePrefix, RunBundle& b,
+                     const std::function<void()>& finishedRun) {
         RunSettings settings = r.settings;
         settings.drafter = drafter;
-        auto b = std::make_shared<RunBundle>();
-        b->requestId = id;
-        b->prompt = r.prompt;
-        b->target = engine_->targetSummary();
-        b->drafter = engine_->drafterSummary(drafter);
+        b.requestId = id;
+        b.prompt = r.prompt;
+        b.target = engine_->targetSummary();
+        b.drafter = engine_->drafterSummary(drafter);
         const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
         emit c_->stageChanged(id, stagePrefix + QStringLiteral("chain (DFlash)"));
-        b->run = engine_->run(r.prompt, settings, progress, &c_->cancel_);
+        b.run = engine_->run(r.prompt, settings, progress, &c_->cancel_);
         PromptSpec ids;
         ids.kind = PromptSpec::Kind::Ids;
-        ids.ids = b->run.promptIds;
+        ids.ids = b.run.promptIds;
         try {  // the run stands even if the statistics fail (e.g. non-finite activations)
-            b->hiddenStats = engine_->hiddenStateStats(ids, drafter);
+            b.hiddenStats = engine_->hiddenStateStats(ids, drafter);
         } catch (const std::exception& e) {
             emit c_->failed("hidden states", stagePrefix + QString::fromStdString(e.what()));
         }
+        finishedRun();
         // DDTree runs on the same prompt; Cancelled propagates (the whole analysis stops).
         for (std::size_t i = 0; i < r.ddtreeBudgets.size(); ++i) {
             const int budget = r.ddtreeBudgets[i];
             emit c_->stageChanged(id, stagePrefix + QStringLiteral("DDTree budget %1 (%2 of %3)").arg(budget).arg(i + 1)
                                           .arg(r.ddtreeBudgets.size()));
             try {
-                b->treeRuns.push_back(engine_->runTree(r.prompt, settings, budget, progress, &c_->cancel_));
+                b.treeRuns.push_back(engine_->runTree(r.prompt, settings, budget, progress, &c_->cancel_));
             } catch (const Cancelled&) {
                 throw;
             } catch (const std::exception& e) {  // e.g. a hybrid target, or temperature > 0
@@ -155,8 +183,8 @@ private:
                                               .arg(QString::fromStdString(e.what())));
                 break;
             }
+            finishedRun();
         }
-        return b;
     }
 
     void doAttention(const RunBundlePtr& bundle, int step) {

@@ -3,7 +3,8 @@
 // fetch attention weights); each kind keeps only its newest pending request, so a newer
 // request supersedes one not yet started, and a new analysis also cancels a running one
 // (at its next verify step). Results, progress and errors come back as queued signals
-// that carry the request id; cancel() stops a running analysis between verify steps.
+// that carry the request id; each finished run of an analysis (chain, every DDTree budget)
+// arrives at once as a partial result; cancel() stops a running analysis between verify steps.
 
 #include "gui/run_bundle.h"
 
@@ -49,7 +50,8 @@ public:
 
 public slots:
     /// Loads target + drafter (+ drafter B if request.drafterBDir is set), replacing the
-    /// current ones. Supersedes a pending load.
+    /// current ones. Supersedes a pending load. If the load fails, an analysis queued behind
+    /// it is dropped (no models are loaded then).
     void loadModels(const draftscope::ModelRequest& request);
     /// Runs the DFlash loop, the hidden-state statistics and the DDTree loop for each of
     /// request.ddtreeBudgets. With a drafter B loaded it runs all of them for A, then for B
@@ -64,7 +66,9 @@ public slots:
     void cancel();
 
 signals:
-    void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter);
+    /// `request` is the load that produced them (a newer load may already be pending).
+    void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter,
+                      const draftscope::ModelRequest& request);
     /// Emitted right before modelsLoaded() when ModelRequest::drafterBDir was loaded too.
     void comparisonDrafterLoaded(const draftscope::ModelSummary& drafterB);
     void analysisStarted(quint64 requestId);
@@ -73,6 +77,12 @@ signals:
     /// prefixed "drafter A: " / "drafter B: " when comparing; the progress() that follows
     /// counts that run's tokens.
     void stageChanged(quint64 requestId, const QString& stage);
+    /// The analysis so far, as soon as one of its runs finished: after the chain run (with
+    /// its hidden-state statistics) and after each DDTree budget, A's then B's (`bundle`
+    /// then holds A complete and B so far as its comparison). Not emitted for the last run:
+    /// analysisFinished() carries the complete bundle. A cancelled analysis keeps the
+    /// runs its partial results carried.
+    void partialResult(const draftscope::RunBundlePtr& bundle);
     void analysisFinished(const draftscope::RunBundlePtr& bundle);
     /// `requestId` is that of the analysis whose run the attention belongs to.
     void attentionReady(quint64 requestId, const draftscope::DrafterAttention& attention);

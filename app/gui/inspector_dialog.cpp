@@ -1,9 +1,12 @@
 #include "gui/inspector_dialog.h"
+#include "gui/dialog_dirs.h"
 
 #include "draftscope/errors.h"
 #include "figure_export.h"
 
+#include <QComboBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -32,6 +35,14 @@ QString shapeText(const std::vector<std::int64_t>& s) {
 QStandardItem* number(double v) {
     auto* it = new QStandardItem(QString::number(v, 'g', 4));
     it->setData(v, Qt::UserRole);
+    it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+    return it;
+}
+
+/// An integer cell (e.g. numel) that sorts by value.
+QStandardItem* integer(std::int64_t v) {
+    auto* it = new QStandardItem(QString::number(qlonglong(v)));
+    it->setData(qlonglong(v), Qt::UserRole);
     it->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
     return it;
 }
@@ -67,6 +78,7 @@ InspectorDialog::InspectorDialog(QWidget* parent) : QDialog(parent) {
     tensorView_ = makeTable(tensors_);
     configView_ = makeTable(config_);
     diffView_ = makeTable(diff_);
+    diffView_->setObjectName("diffView");
     check_ = new QPlainTextEdit;
     check_->setReadOnly(true);
     tabs_ = new QTabWidget;
@@ -80,16 +92,20 @@ InspectorDialog::InspectorDialog(QWidget* parent) : QDialog(parent) {
     exportButton_ = new QPushButton(tr("Export table..."));
     diffButton_->setEnabled(false);
     connect(openButton_, &QPushButton::clicked, this, [this] {
-        const auto dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint directory"));
+        const auto dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint directory"), lastDialogDir("checkpoints"));
+        rememberDialogPath("checkpoints", dir.isEmpty() ? dir : QFileInfo(dir).absolutePath());
         if (!dir.isEmpty()) inspect(dir);
     });
     auto* openPt = new QPushButton(tr("Open .pt..."));
     connect(openPt, &QPushButton::clicked, this, [this] {
-        const auto f = QFileDialog::getOpenFileName(this, tr("Training checkpoint"), {}, tr("torch.save files (*.pt *.pth *.bin);;All files (*)"));
+        const auto f = QFileDialog::getOpenFileName(this, tr("Training checkpoint"), lastDialogDir("checkpoints"),
+                                                    tr("torch.save files (*.pt *.pth *.bin);;All files (*)"));
+        rememberDialogPath("checkpoints", f);
         if (!f.isEmpty()) inspect(f);
     });
     connect(diffButton_, &QPushButton::clicked, this, [this] {
-        const auto dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint to compare with"));
+        const auto dir = QFileDialog::getExistingDirectory(this, tr("Checkpoint to compare with"), lastDialogDir("checkpoints"));
+        rememberDialogPath("checkpoints", dir.isEmpty() ? dir : QFileInfo(dir).absolutePath());
         if (!dir.isEmpty()) diffAgainst(dir);
     });
     connect(exportButton_, &QPushButton::clicked, this, &InspectorDialog::exportCurrentTable);
@@ -99,10 +115,45 @@ InspectorDialog::InspectorDialog(QWidget* parent) : QDialog(parent) {
     buttons->addWidget(diffButton_);
     buttons->addStretch();
     buttons->addWidget(exportButton_);
+    // The checkpoints the window has loaded, one click away.
+    loadedRow_ = new QWidget;
+    loaded_ = new QComboBox(loadedRow_);
+    loaded_->setObjectName("loadedCheckpoints");
+    loaded_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    auto* inspectLoaded = new QPushButton(tr("Inspect"), loadedRow_);
+    diffLoaded_ = new QPushButton(tr("Diff against it"), loadedRow_);
+    diffLoaded_->setEnabled(false);
+    connect(inspectLoaded, &QPushButton::clicked, this, [this] {
+        if (loaded_->currentIndex() >= 0) inspect(loaded_->currentData().toString());
+    });
+    connect(diffLoaded_, &QPushButton::clicked, this, [this] {
+        if (loaded_->currentIndex() >= 0) diffAgainst(loaded_->currentData().toString());
+    });
+    auto* loadedLayout = new QHBoxLayout(loadedRow_);
+    loadedLayout->setContentsMargins(0, 0, 0, 0);
+    loadedLayout->addWidget(new QLabel(tr("Loaded in the window:"), loadedRow_));
+    loadedLayout->addWidget(loaded_);
+    loadedLayout->addWidget(inspectLoaded);
+    loadedLayout->addWidget(diffLoaded_);
+    loadedLayout->addStretch();
+    loadedRow_->hide();
     auto* layout = new QVBoxLayout(this);
+    layout->addWidget(loadedRow_);
     layout->addWidget(summary_);
     layout->addWidget(tabs_, 1);
     layout->addLayout(buttons);
+}
+
+void InspectorDialog::setLoadedCheckpoints(const QList<QPair<QString, QString>>& checkpoints) {
+    loaded_->clear();
+    for (const auto& [label, path] : checkpoints) loaded_->addItem(QStringLiteral("%1: %2").arg(label, path), path);
+    loadedRow_->setVisible(!checkpoints.isEmpty());
+}
+
+QStringList InspectorDialog::loadedCheckpoints() const {
+    QStringList out;
+    for (int i = 0; i < loaded_->count(); ++i) out << loaded_->itemData(i).toString();
+    return out;
 }
 
 bool InspectorDialog::busy() const { return watcher_.isRunning(); }
@@ -124,6 +175,7 @@ void InspectorDialog::inspect(const QString& path) {
         if (!error->isEmpty()) return fail(*error);
         showInspection(*result);
         diffButton_->setEnabled(true);
+        diffLoaded_->setEnabled(true);
         emit finished(true, {});
     });
     watcher_.setFuture(QtConcurrent::run([p, result, error] {
@@ -178,8 +230,8 @@ void InspectorDialog::showInspection(const CheckpointInspection& r) {
         shape->setData(qlonglong(t.numel), Qt::UserRole);
         auto* dtype = new QStandardItem(QString::fromStdString(t.dtype));
         dtype->setData(dtype->text(), Qt::UserRole);
-        QList<QStandardItem*> row{name, shape, dtype, number(double(t.numel)), number(t.mean), number(t.std),
-                                  number(t.rms), number(t.maxAbs), number(double(t.nonFinite))};
+        QList<QStandardItem*> row{name, shape, dtype, integer(t.numel), number(t.mean), number(t.std),
+                                  number(t.rms), number(t.maxAbs), integer(t.nonFinite)};
         if (t.nonFinite)
             for (auto* it : row) it->setBackground(QColor(255, 210, 210));
         tensors_->appendRow(row);
@@ -232,6 +284,7 @@ void InspectorDialog::showDiff(const CheckpointDiff& d) {
         diff_->appendRow(row);
     }
     diffView_->setSortingEnabled(true);
+    diffView_->sortByColumn(6, Qt::DescendingOrder);  // largest relative change first
     diffView_->resizeColumnsToContents();
     tabs_->setCurrentWidget(diffView_);
 }
@@ -240,8 +293,10 @@ void InspectorDialog::exportCurrentTable() {
     const QStandardItemModel* model = tabs_->currentWidget() == configView_ ? config_
                                       : tabs_->currentWidget() == diffView_ ? diff_
                                                                             : tensors_;
-    const auto path = QFileDialog::getSaveFileName(this, tr("Export table"), "inspection.csv", tr("CSV (*.csv);;JSON (*.json)"));
+    const auto path = QFileDialog::getSaveFileName(this, tr("Export table"), lastDialogFile("export", "inspection.csv"),
+                                                   tr("CSV (*.csv);;JSON (*.json)"));
     if (path.isEmpty()) return;
+    rememberDialogPath("export", path);
     QString error;
     if (!exportTable(model, path, &error)) QMessageBox::warning(this, tr("Export failed"), error);
 }

@@ -8,6 +8,7 @@
 #include <QDialog>
 #include <QFutureWatcher>
 
+class QComboBox;
 class QLabel;
 class QPushButton;
 class QStandardItemModel;
@@ -27,10 +28,16 @@ public:
     void inspect(const QString& path);
     /// Starts the diff of the inspected checkpoint against `other` in the background.
     void diffAgainst(const QString& other);
+    /// Offers the checkpoints the window has loaded (label e.g. "target", path) in a
+    /// "Loaded:" selector with Inspect and Diff buttons; an empty list hides the row.
+    void setLoadedCheckpoints(const QList<QPair<QString, QString>>& checkpoints);
+    /// Paths offered by setLoadedCheckpoints(), in order.
+    QStringList loadedCheckpoints() const;
 
     /// Table models, for tests and export: tensors (name, shape, dtype, numel, mean, std,
-    /// rms, max|x|, non-finite), config (key, value), diff (tensor, rms A, rms B, max|A-B|,
-    /// |A-B|/|B|, cosine).
+    /// rms, max|x|, non-finite; numel an integer), config (key, value), diff (tensor,
+    /// shape A, shape B, rms A, rms B, max|A-B|, |A-B|/|B|, cosine; sorted by |A-B|/|B|,
+    /// largest change first).
     const QStandardItemModel* tensorTable() const { return tensors_; }
     const QStandardItemModel* configTable() const { return config_; }
     const QStandardItemModel* diffTable() const { return diff_; }
@@ -56,6 +63,9 @@ private:
     QPlainTextEdit* check_;
     QStandardItemModel *tensors_, *config_, *diff_;
     QPushButton *openButton_, *diffButton_, *exportButton_;
+    QWidget* loadedRow_;
+    QComboBox* loaded_;
+    QPushButton* diffLoaded_;
     QFutureWatcher<void> watcher_;
 };
 

@@ -1,4 +1,5 @@
 #include "gui/main_window.h"
+#include "gui/dialog_dirs.h"
 
 #include "acceptance_plots.h"
 #include "acceptance_tree_view.h"
@@ -20,6 +21,8 @@
 #include "step_selection.h"
 
 #include <QAction>
+#include <QGuiApplication>
+#include <QScreen>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QComboBox>
@@ -76,13 +79,19 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     addDock(stripView_, tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
     auto* acc = addDock(acceptance_, tr("Acceptance"), "acceptanceDock", Qt::RightDockWidgetArea, true);
     auto* masks = addDock(maskView_, tr("Masks"), "maskDock", Qt::RightDockWidgetArea, true);
-    auto* attn = addDock(attentionView_, tr("Drafter attention"), "attentionDock", Qt::RightDockWidgetArea, true);
+    auto* attn = addDock(attentionView_, tr("Attention"), "attentionDock", Qt::RightDockWidgetArea, true);
     auto* stats = addDock(statsView_, tr("Hidden states"), "statsDock", Qt::RightDockWidgetArea, true);
     auto* tree = addDock(treeView_, tr("DDTree"), "ddtreeDock", Qt::RightDockWidgetArea);
-    auto* sweep = addDock(sweep_, tr("DDTree budget sweep"), "ddtreeSweepDock", Qt::RightDockWidgetArea, true);
+    auto* sweep = addDock(sweep_, tr("Budget sweep"), "ddtreeSweepDock", Qt::RightDockWidgetArea, true);
     auto* logDock = addDock(log_, tr("Log"), "logDock", Qt::BottomDockWidgetArea);
-    // One tab group on the right keeps the default window within a 1366x768 screen; every
-    // dock can be dragged out to sit side by side with the others.
+    // One tab group on the right, its tabs on the right edge (titles read vertically, never
+    // cut), running the full height; the left panels too; Output and Log under the grid.
+    // Every dock can be dragged out to sit side by side with the others.
+    setCorner(Qt::TopLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+    setCorner(Qt::TopRightCorner, Qt::RightDockWidgetArea);
+    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    setTabPosition(Qt::RightDockWidgetArea, QTabWidget::East);
     tabifyDockWidget(acc, masks);
     tabifyDockWidget(masks, attn);
     tabifyDockWidget(attn, stats);
@@ -93,7 +102,13 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     findChild<QDockWidget*>("outputDock")->raise();
     createComparisonViews();
     createMenus();
-    resize(1560, 960);
+    // First start: the whole screen (up to 1920x1080).
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+        const QSize avail = screen->availableSize();
+        resize(std::min(avail.width(), 1920), std::min(avail.height(), 1080));
+    } else {
+        resize(1600, 1000);
+    }
 
 
     connect(modelPanel_, &ModelPanel::loadRequested, this, &MainWindow::loadModels);
@@ -117,7 +132,10 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         maskView_->setTreeStep(*st, budget, step, pieces);
     });
     connect(controller_, &AnalysisController::modelsLoaded, this,
-            [this](const ModelSummary& t, const ModelSummary& d) {
+            [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest& loaded) {
+                loadedModels_ = loaded;
+                if (sameModels(loaded, pendingModels_)) loadInFlight_ = false;
+                modelPanel_->setLoaded(loadInFlight_ ? pendingModels_ : loadedModels_);
                 QString ids;
                 for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
                 // Layer types in order, run-length encoded: "3 x linear_attention, 1 x full_attention".
@@ -135,7 +153,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                                          .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
                                          .arg(runs.join(", "));
                 modelPanel_->setStatus(text);
-                modelPanel_->rememberRecent(pendingModels_);  // only directories that loaded
+                modelPanel_->rememberRecent(loaded);  // only directories that loaded
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
                                                               QString::fromStdString(d.directory)));
                 for (const auto& w : d.warnings) log(tr("warning: drafter: %1").arg(QString::fromStdString(w)));
@@ -154,9 +172,28 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                 maskView_->setTrainingExample(64, d.blockSize, {8, 29});
                 maskView_->setDrafterLayout(d.layout);
             });
-    connect(controller_, &AnalysisController::analysisStarted, this,
-            [this](quint64 id) { log(tr("analysis %1 started").arg(id)); });
-    connect(controller_, &AnalysisController::analysisFinished, this, &MainWindow::showResult);
+    connect(controller_, &AnalysisController::analysisStarted, this, [this](quint64 id) {
+        log(tr("analysis %1 started").arg(id));
+        if (id != currentRequest_) return;
+        // Nothing of the previous (live or recorded) run stays on screen next to the new one.
+        clearResult();
+        promptPanel_->showRecorded({}, {}, {}, {});
+        if (results_) {  // a live run opens on its own views, not on the file's
+            findChild<QDockWidget*>("acceptanceDock")->raise();
+            findChild<QDockWidget*>("outputDock")->raise();
+        }
+        if (results_)
+            resultsPanel_->setLiveRunShown(tr("The views show live analysis %1, not a prompt of this file: select a "
+                                              "row to show that prompt again.").arg(id));
+        statusBar()->showMessage(tr("Analysis %1 running...").arg(id));
+        updateResultsTitle();
+    });
+    // Each run (chain, every DDTree budget) is shown as soon as it is done.
+    connect(controller_, &AnalysisController::partialResult, this, [this](const RunBundlePtr& b) { showResult(b, false); });
+    connect(controller_, &AnalysisController::analysisFinished, this, [this](const RunBundlePtr& b) {
+        if (b->requestId == currentRequest_) promptPanel_->setProgressText(tr("done: %1").arg(runsLabel(*b)));
+        showResult(b, true);
+    });
     connect(controller_, &AnalysisController::attentionReady, this, [this](quint64 id, const DrafterAttention& a) {
         if (!last_ || id != last_->requestId) return;  // belongs to an older run
         // A and B share the request id: keep only the answer for the drafter and step shown now.
@@ -168,10 +205,29 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         while (static_cast<std::int64_t>(pieces.size()) < a.numKeys) pieces.push_back(QStringLiteral("[MASK]"));
         attentionView_->setAttention(a, pieces);
     });
-    connect(controller_, &AnalysisController::failed, this, &MainWindow::reportError);
+    connect(controller_, &AnalysisController::failed, this, [this](const QString& operation, const QString& message) {
+        if (operation == "load") {  // the engine holds no models after a failed load
+            loadInFlight_ = false;
+            loadedModels_ = ModelRequest{};
+            modelPanel_->setLoaded(loadedModels_);
+        }
+        reportError(operation, message);
+    });
     connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
         log(tr("analysis %1 cancelled").arg(id));
-        statusBar()->showMessage(tr("Cancelled"), 4000);
+        if (id != currentRequest_) return;  // superseded by a newer Run
+        // The runs that finished before the cancel stay on screen.
+        const bool kept = last_ && last_->requestId == id;
+        const QString what = kept ? tr("cancelled (kept: %1)").arg(runsLabel(*last_)) : tr("cancelled (nothing finished)");
+        promptPanel_->setProgressText(what);
+        if (kept) {  // the kept runs are final now: their attention can be computed
+            lastComplete_ = true;
+            attentionStep_ = -1;
+            onSelection(selection_->step(), selection_->position());
+        }
+        statusBar()->showMessage(kept ? tr("Analysis %1 cancelled; showing the runs that finished: %2")
+                                            .arg(id).arg(runsLabel(*last_))
+                                      : tr("Analysis %1 cancelled before its chain run finished").arg(id));
     });
     connect(selection_, &StepSelection::changed, this, &MainWindow::onSelection);
     connect(statsView_, &HiddenStatsView::positionClicked, this, [this](int position) {
@@ -181,20 +237,89 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     });
 
     setupResults();  // after the handlers above (its modelsLoaded handler must run after theirs)
+    acc->raise();
+    createLayoutActions();
+    defaultLayout_ = saveState();
 
     QSettings s;
     restoreGeometry(s.value("window/geometry").toByteArray());
-    if (!restoreState(s.value("window/state").toByteArray())) {
-        // First start: give the grid the middle, the panels and the plots fixed widths.
-        QTimer::singleShot(0, this, [this, acc] {
-            resizeDocks({findChild<QDockWidget*>("modelsDock"), acc}, {300, 600}, Qt::Horizontal);
-            resizeDocks({findChild<QDockWidget*>("outputDock")}, {170}, Qt::Vertical);
-        });
-    }
+    if (!restoreState(s.value("window/state").toByteArray()))
+        QTimer::singleShot(0, this, [this] { applyDefaultDockSizes(); });  // first start
     statusBar()->showMessage(tr("Choose a target and a drafter, or start with draftscope --demo"));
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::applyDefaultDockSizes() {
+    // The grid gets the middle: the left panels a fixed width, the right views about a third.
+    resizeDocks({findChild<QDockWidget*>("modelsDock"), findChild<QDockWidget*>("acceptanceDock")},
+                {290, std::max(440, width() * 7 / 20)}, Qt::Horizontal);
+    resizeDocks({findChild<QDockWidget*>("outputDock")}, {std::max(150, height() / 6)}, Qt::Vertical);
+    resizeDocks({findChild<QDockWidget*>("modelsDock")}, {std::min(300, height() / 3)}, Qt::Vertical);
+}
+
+void MainWindow::resetLayout() {
+    maximised_.clear();
+    restoreState(defaultLayout_);
+    // The docks that only apply to a results file or a comparison follow what is shown.
+    findChild<QDockWidget*>("resultsAggregateDock")->setVisible(results_ != nullptr);
+    findChild<QDockWidget*>("resultsDock")->setVisible(results_ != nullptr);
+    findChild<QDockWidget*>("comparisonDock")->setVisible(isComparing());
+    findChild<QDockWidget*>("acceptanceDock")->raise();
+    findChild<QDockWidget*>("outputDock")->raise();
+    applyDefaultDockSizes();
+}
+
+QWidget* MainWindow::currentView() const {
+    for (QWidget* w = QApplication::focusWidget(); w; w = w->parentWidget()) {
+        if (auto* dock = qobject_cast<QDockWidget*>(w)) return dock;
+        if (w == centralWidget()) return w;
+    }
+    return lastView_ ? lastView_.data() : centralWidget();
+}
+
+void MainWindow::toggleMaximisedView(QWidget* view) {
+    if (!maximised_.isEmpty()) {  // back to the layout before
+        restoreState(maximised_);
+        maximised_.clear();
+        return;
+    }
+    if (!view) view = currentView();
+    maximised_ = saveState();
+    auto* keep = qobject_cast<QDockWidget*>(view);
+    // The view keeps the window to itself: every other dock hides (a dock: the grid too, by
+    // floating the dock over the whole window).
+    for (auto* dock : findChildren<QDockWidget*>())
+        if (dock != keep && dock->isVisible()) dock->hide();
+    if (keep) {
+        keep->show();
+        keep->setFloating(true);
+        keep->setGeometry(QRect(mapToGlobal(QPoint(0, 0)), size()));
+        keep->raise();
+    }
+}
+
+bool MainWindow::isViewMaximised() const { return !maximised_.isEmpty(); }
+
+void MainWindow::createLayoutActions() {
+    viewMenu_->addSeparator();
+    auto* reset = viewMenu_->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
+    reset->setObjectName("resetLayoutAction");
+    reset->setToolTip(tr("Put every view back where it was at first start"));
+    auto* maximise = viewMenu_->addAction(tr("&Maximise current view"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M),
+                                          this, [this] { toggleMaximisedView(); });
+    maximise->setObjectName("maximiseViewAction");
+    maximise->setToolTip(tr("The view with the keyboard focus (or the grid) fills the window; again to restore"));
+    // Remember the last view the user worked in (focus), for "Maximise current view".
+    connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
+        for (QWidget* w = now; w; w = w->parentWidget()) {
+            if (qobject_cast<QDockWidget*>(w) || w == centralWidget()) {
+                lastView_ = w;
+                return;
+            }
+        }
+    });
+}
 
 QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                                  bool scrollable) {
@@ -217,16 +342,20 @@ void MainWindow::createMenus() {
     auto* file = menuBar()->addMenu(tr("&File"));
     addResultsActions(file);
     file->addAction(tr("Open &target directory..."), this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"));
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"), lastDialogDir("models"));
+        rememberDialogPath("models", d.isEmpty() ? d : QFileInfo(d).absolutePath());
         if (!d.isEmpty()) modelPanel_->setTargetDir(d);
     });
     file->addAction(tr("Open &drafter directory..."), this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("DFlash drafter directory"));
+        const QString d = QFileDialog::getExistingDirectory(this, tr("DFlash drafter directory"), lastDialogDir("models"));
+        rememberDialogPath("models", d.isEmpty() ? d : QFileInfo(d).absolutePath());
         if (!d.isEmpty()) modelPanel_->setDrafterDir(d);
     });
     file->addAction(tr("Load &prompt set..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Prompt set"), {}, tr("JSON lines (*.jsonl *.json)"));
+        const QString p = QFileDialog::getOpenFileName(this, tr("Prompt set"), lastDialogDir("prompts"),
+                                                       tr("JSON lines (*.jsonl *.json)"));
         if (p.isEmpty()) return;
+        rememberDialogPath("prompts", p);
         try {
             promptPanel_->loadPromptSet(p);
             log(tr("loaded prompt set %1").arg(p));
@@ -236,8 +365,9 @@ void MainWindow::createMenus() {
     });
     file->addSeparator();
     file->addAction(tr("&Export all figures and tables..."), this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Export into directory"));
+        const QString d = QFileDialog::getExistingDirectory(this, tr("Export into directory"), lastDialogDir("export"));
         if (d.isEmpty()) return;
+        rememberDialogPath("export", d);
         QString err;
         const auto written = exportAllFigures(d, &err);
         if (!err.isEmpty()) reportError("export", err);
@@ -245,8 +375,10 @@ void MainWindow::createMenus() {
     });
     file->addAction(tr("Export run as &JSON..."), this, [this] {
         if (!last_) return;
-        const QString p = QFileDialog::getSaveFileName(this, tr("Run JSON"), "run.json", tr("JSON (*.json)"));
+        const QString p = QFileDialog::getSaveFileName(this, tr("Run JSON"), lastDialogFile("export", "run.json"),
+                                                       tr("JSON (*.json)"));
         if (p.isEmpty()) return;
+        rememberDialogPath("export", p);
         // The same document as draftscope-cli run --json.
         const nlohmann::json j = {{"tool", "draftscope"},
                                   {"target", toJson(last_->target)},
@@ -268,11 +400,20 @@ void MainWindow::createMenus() {
     viewMenu_ = menuBar()->addMenu(tr("&View"));
     for (auto* dock : findChildren<QDockWidget*>()) viewMenu_->addAction(dock->toggleViewAction());
     auto* tools = menuBar()->addMenu(tr("&Tools"));
-    tools->addAction(tr("&Inspect checkpoint..."), this, [this] {
+    auto* inspectAction = tools->addAction(tr("&Inspect checkpoint..."), this, [this] {
         auto* dialog = new InspectorDialog(this);
         dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->setObjectName("inspectorDialog");
+        QList<QPair<QString, QString>> loaded;
+        if (!loadedModels_.targetDir.isEmpty()) {
+            loaded << qMakePair(tr("target"), loadedModels_.targetDir)
+                   << qMakePair(loadedModels_.drafterBDir.isEmpty() ? tr("drafter") : tr("drafter A"), loadedModels_.drafterDir);
+            if (!loadedModels_.drafterBDir.isEmpty()) loaded << qMakePair(tr("drafter B"), loadedModels_.drafterBDir);
+        }
+        dialog->setLoadedCheckpoints(loaded);
         dialog->show();
     });
+    inspectAction->setObjectName("inspectCheckpointAction");
     auto* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About draftscope"), this, [this] {
         QMessageBox::about(this, tr("About draftscope"),
@@ -290,6 +431,8 @@ void MainWindow::loadModels(const ModelRequest& r) {
     modelPanel_->setDrafterDir(r.drafterDir);
     modelPanel_->setDrafterBDir(r.drafterBDir);
     pendingModels_ = r;
+    loadInFlight_ = true;
+    modelPanel_->setLoaded(r);  // the fields now name what is being loaded
     modelPanel_->setStatus(tr("Loading..."));
     log(tr("loading target %1, drafter %2 (%3, %4)").arg(r.targetDir, r.drafterDir, r.device, r.dtype));
     if (!r.drafterBDir.isEmpty()) log(tr("loading drafter B %1 to compare with").arg(r.drafterBDir));
@@ -310,11 +453,25 @@ void MainWindow::runAnalysis() {
         reportError("analysis", tr("DDTree runs are greedy: set the temperature to 0, or clear the DDTree budgets"));
         return;
     }
+    // What runs is what the Models fields say: models other than the loaded (or loading)
+    // ones are loaded first; the analysis waits behind the load in the controller's queue.
+    const ModelRequest fields = modelPanel_->request();
+    if (!sameModels(fields, loadInFlight_ ? pendingModels_ : loadedModels_)) {
+        if (fields.targetDir.isEmpty() || fields.drafterDir.isEmpty()) {
+            reportError("analysis", tr("choose a target and a drafter in the Models panel (or open a results file)"));
+            return;
+        }
+        log(tr("the Models fields differ from the loaded models: loading them before running"));
+        loadModels(fields);
+        statusBar()->showMessage(tr("Loading the models named in the Models panel, then running the prompt..."));
+    }
     currentRequest_ = controller_->analyse(r);
 }
 
 void MainWindow::clearResult() {
     last_.reset();
+    lastComplete_ = true;
+    blockView_->setCaption(QString());
     attentionStep_ = -1;
     selection_->clear();
     blockView_->model()->clear();
@@ -329,30 +486,56 @@ void MainWindow::clearResult() {
     clearComparison();
 }
 
-void MainWindow::showResult(const RunBundlePtr& b) {
+QString MainWindow::runsLabel(const RunBundle& b) {
+    auto one = [](const RunBundle& x) {
+        QStringList runs{tr("chain")};
+        for (const auto& t : x.treeRuns) runs << tr("DDTree %1").arg(t.budget);
+        return runs.join(", ");
+    };
+    return b.comparison ? tr("A: %1; B: %2").arg(one(b), one(*b.comparison)) : one(b);
+}
+
+void MainWindow::showResult(const RunBundlePtr& b, bool complete) {
     if (b->requestId != currentRequest_) return;  // an older analysis finished after a newer request
+    // A later part of the run on screen keeps the selected step and DDTree budget.
+    const bool sameRun = last_ && last_->requestId == b->requestId;
+    const int keepStep = sameRun ? selection_->step() : -1, keepPosition = selection_->position();
+    const int keepBudget = sameRun ? treeView_->currentBudget() : -1;
     last_ = b;
+    lastComplete_ = complete;
     attentionStep_ = -1;
     const auto& pieces = b->pieces;
     blockView_->model()->setRun(b->run, [b](std::int64_t id) { return b->pieceOf(id); });
+    blockView_->setCaption(tr("%1: %2, tau %3, %4 steps%5")
+                               .arg(shownRunLabel(*b),
+                                    QFileInfo(QString::fromStdString(b->drafter.directory)).fileName())
+                               .arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size())
+                               .arg(complete ? QString() : tr(" (DDTree runs still running)")));
     stripView_->setRun(b->run, pieces);
     acceptance_->setRun(b->run);
     statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->run.promptIds.size())));
-    log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
+    if (complete)
+        log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
             .arg(requestLabel(b->requestId)).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
             .arg(b->run.steps.size()).arg(b->run.tau, 0, 'f', 3).arg(b->run.timing.totalMs, 0, 'f', 0));
     QString trees;
     for (const auto& t : b->treeRuns) {
-        log(tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")
+        if (complete)
+            log(tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")
                 .arg(requestLabel(b->requestId)).arg(t.budget).arg(t.steps.size()).arg(t.tau, 0, 'f', 3).arg(t.timing.totalMs, 0, 'f', 0));
         trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
     }
     treeView_->setRuns(b->treeRuns, [b](std::int64_t id) { return b->pieceOf(id); });
     sweep_->setRuns(b->run, b->treeRuns);
     statusBar()->showMessage(tr("tau %1 over %2 verify steps%3").arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()).arg(trees));
-    showComparison(b);
+    showComparison(b, complete);
+    if (!complete)
+        statusBar()->showMessage(tr("Analysis %1 running; finished so far: %2 (chain tau %3)")
+                                     .arg(requestLabel(b->requestId), runsLabel(*b)).arg(b->run.tau, 0, 'f', 3));
+    if (keepBudget > 0) treeView_->setCurrentBudget(keepBudget);
     selection_->clear();
-    if (!b->run.steps.empty()) selection_->select(0, 1);
+    if (keepStep >= 0 && keepStep < static_cast<int>(b->run.steps.size())) selection_->select(keepStep, keepPosition);
+    else if (!b->run.steps.empty()) selection_->select(0, 1);
 }
 
 std::vector<QString> MainWindow::piecesUpTo(std::int64_t length) const {
@@ -373,7 +556,9 @@ void MainWindow::onSelection(int step, int position) {
     const auto& st = d->run.steps[static_cast<std::size_t>(step)];
     maskView_->setInferenceContext(st.start, d->run.blockSize, piecesUpTo(st.start + d->run.blockSize));
     treeView_->showPosition(st.start);  // the tree step that verified this chain step's anchor
-    if (step != attentionStep_) {  // the attention depends on the step only, not the position
+    if (!lastComplete_) {  // the worker is busy with the rest of the analysis: ask once it is done
+        attentionView_->setPlaceholder(tr("The drafter's attention is computed when the analysis has finished."));
+    } else if (step != attentionStep_) {  // the attention depends on the step only, not the position
         attentionStep_ = step;
         if (const QString why = attentionUnavailableReason(); !why.isEmpty()) attentionView_->setPlaceholder(why);
         else controller_->requestAttention(d, step);
@@ -501,7 +686,8 @@ void MainWindow::createComparisonViews() {
     blockViewB_->setObjectName("BlockAgreementViewB");
     blockViewB_->setExportName("block_agreement_b");
     blockViewB_->hide();
-    grids_ = new QSplitter(Qt::Horizontal, this);
+    // B's grid under A's: each keeps the full width, so all block positions stay readable.
+    grids_ = new QSplitter(Qt::Vertical, this);
     grids_->setObjectName("gridSplitter");
     grids_->addWidget(blockView_);
     grids_->addWidget(blockViewB_);
@@ -550,8 +736,9 @@ void MainWindow::createComparisonViews() {
         log(tr("loaded drafter B %1").arg(QString::fromStdString(d.directory)));
         for (const auto& w : d.warnings) log(tr("warning: drafter B: %1").arg(QString::fromStdString(w)));
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this, [this, drafterB](const ModelSummary&, const ModelSummary&) {
-        if (pendingModels_.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
+    connect(controller_, &AnalysisController::modelsLoaded, this,
+            [this, drafterB](const ModelSummary&, const ModelSummary&, const ModelRequest& loaded) {
+        if (loaded.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
         const ModelSummary& d = *drafterB;
         QString ids;
         for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
@@ -581,7 +768,7 @@ int MainWindow::detailStep(int stepA) const {
     return chainStepCovering(d->run, last_->run.steps[static_cast<std::size_t>(stepA)].start);
 }
 
-void MainWindow::showComparison(const RunBundlePtr& b) {
+void MainWindow::showComparison(const RunBundlePtr& b, bool complete) {
     const RunBundlePtr c = b ? b->comparison : nullptr;
     if (!c) {
         clearComparison();
@@ -591,7 +778,7 @@ void MainWindow::showComparison(const RunBundlePtr& b) {
                                              QString::fromStdString(c->drafter.directory));
     auto pieceOf = [b](std::int64_t id) { return b->pieceOf(id); };
     selection_->clear();  // showResult() selects the first step once both runs are shown
-    blockView_->setCaption(tr("Drafter A: %1   tau %2, %3 steps").arg(nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
+    blockView_->setCaption(tr("%1 - Drafter A: %2   tau %3, %4 steps").arg(shownRunLabel(*b), nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size()));
     blockView_->model()->setComparison(c->run, tr("B (%1)").arg(nameB));
     blockViewB_->model()->setRun(c->run, pieceOf);
     blockViewB_->model()->setComparison(b->run, tr("A (%1)").arg(nameA));
@@ -604,12 +791,14 @@ void MainWindow::showComparison(const RunBundlePtr& b) {
     findChild<QDockWidget*>("comparisonDock")->show();
     compareBar_->show();
     selectionB_->clear();
-    log(tr("analysis %1: drafter B %2: %3 steps, tau %4 (%5 ms); outputs %6")
+    if (complete)
+        log(tr("analysis %1: drafter B %2: %3 steps, tau %4 (%5 ms); outputs %6")
             .arg(b->requestId).arg(nameB).arg(c->run.steps.size()).arg(c->run.tau, 0, 'f', 3)
             .arg(c->run.timing.totalMs, 0, 'f', 0)
             .arg(c->run.outputIds == b->run.outputIds ? tr("identical") : tr("differ (sampling)")));
     for (const auto& t : c->treeRuns)
-        log(tr("analysis %1: drafter B: DDTree budget %2: %3 steps, tau %4").arg(b->requestId).arg(t.budget)
+        if (complete)
+            log(tr("analysis %1: drafter B: DDTree budget %2: %3 steps, tau %4").arg(b->requestId).arg(t.budget)
                 .arg(t.steps.size()).arg(t.tau, 0, 'f', 3));
     statusBar()->showMessage(tr("A (%1): tau %2 over %3 steps   |   B (%4): tau %5 over %6 steps")
                                  .arg(nameA).arg(b->run.tau, 0, 'f', 3).arg(b->run.steps.size())
@@ -619,7 +808,6 @@ void MainWindow::showComparison(const RunBundlePtr& b) {
 
 void MainWindow::clearComparison() {
     if (!blockViewB_) return;
-    blockView_->setCaption(QString());
     blockViewB_->model()->clear();
     blockViewB_->setCaption(QString());
     blockViewB_->hide();

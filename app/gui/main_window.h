@@ -6,6 +6,7 @@
 #include "gui/recorded_results.h"
 
 #include <QMainWindow>
+#include <QPointer>
 
 #include <functional>
 
@@ -66,6 +67,13 @@ public:
     const RunBundlePtr& lastResult() const { return last_; }
     QString logText() const;
 
+    /// View > Reset layout: every dock back where it was at first start, default sizes.
+    void resetLayout();
+    /// View > Maximise current view: `view` (a dock, or the central grid; null = the one
+    /// with the focus, else the last one used) fills the window; called again, restores.
+    void toggleMaximisedView(QWidget* view = nullptr);
+    bool isViewMaximised() const;
+
     /// Writes every view's figures (and tables) to `dir`; returns the paths, sets *error.
     QStringList exportAllFigures(const QString& dir, QString* error);
 
@@ -109,15 +117,24 @@ private:
     QDockWidget* addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                          bool scrollable = false);
     void createMenus();
+    void createLayoutActions();
+    void applyDefaultDockSizes();
+    QWidget* currentView() const;
     void setupResults();
     void addResultsActions(QMenu* file);
     void showResultsFile(const QString& path, const ResultsFilePtr& results, const QString& error);
     /// Why attention cannot be recomputed for the shown run (empty: it can).
     QString attentionUnavailableReason() const;
     void updateResultsTitle();
+    /// What the grid caption calls `b`: "Live analysis 3" or "Recorded, not live: R.dsresults prompt 'p3'".
+    QString shownRunLabel(const RunBundle& b) const;
     /// "recorded #n" for recorded bundles, the number for live analyses.
     QString requestLabel(quint64 id) const;
-    void showResult(const RunBundlePtr& b);
+    /// Shows `b` (ignored unless it belongs to the newest request); `complete` false: a
+    /// partial result (more runs to come), which keeps the selected step and budget.
+    void showResult(const RunBundlePtr& b, bool complete = true);
+    /// "chain, DDTree 4, DDTree 8" (per drafter when comparing): the runs `b` holds.
+    static QString runsLabel(const RunBundle& b);
     void clearResult();
     void onSelection(int step, int position);
     void log(const QString& line);
@@ -125,7 +142,7 @@ private:
     std::vector<QString> piecesUpTo(std::int64_t length) const;
     // Drafter A vs B.
     void createComparisonViews();  ///< B's grid next to A's (central splitter), summary dock, A/B toolbar
-    void showComparison(const RunBundlePtr& b);
+    void showComparison(const RunBundlePtr& b, bool complete = true);
     void clearComparison();
     /// The bundle the detail views show (A = last_, or B = last_->comparison).
     RunBundlePtr detailBundle() const;
@@ -156,8 +173,14 @@ private:
     bool linkingSelections_ = false;
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
+    QByteArray defaultLayout_;  ///< saveState() of the first-start layout
+    QByteArray maximised_;      ///< layout to restore while a view is maximised (empty: none)
+    QPointer<QWidget> lastView_;
     RunBundlePtr last_;
+    bool lastComplete_ = true;    ///< false while last_ is a partial result (more runs to come)
     ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads
+    ModelRequest loadedModels_;   ///< what the engine holds (empty targetDir: nothing)
+    bool loadInFlight_ = false;   ///< pendingModels_ is queued or loading
     quint64 currentRequest_ = 0;  ///< id of the newest analysis asked for
     int attentionStep_ = -1;      ///< step whose attention was last requested for last_
     ResultsPanel* resultsPanel_ = nullptr;

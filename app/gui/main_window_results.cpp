@@ -3,9 +3,11 @@
 // attention guard in onSelection() and the drop handler.
 
 #include "gui/main_window.h"
+#include "gui/dialog_dirs.h"
 
 #include "attention_view.h"
 #include "gui/model_panel.h"
+#include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
 #include "results_aggregate_plots.h"
 
@@ -32,9 +34,12 @@ void MainWindow::setupResults() {
     resultsReader_ = new ResultsReader(this);
     auto* rd = addDock(resultsPanel_, tr("Results"), "resultsDock", Qt::BottomDockWidgetArea);
     tabifyDockWidget(findChild<QDockWidget*>("logDock"), rd);
-    auto* ad = addDock(aggregate_, tr("Results: all prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
+    auto* ad = addDock(aggregate_, tr("All prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
     tabifyDockWidget(findChild<QDockWidget*>("ddtreeSweepDock"), ad);
     findChild<QDockWidget*>("outputDock")->raise();
+    // Shown once a results file is open.
+    rd->hide();
+    ad->hide();
     if (viewMenu_) viewMenu_->addActions({rd->toggleViewAction(), ad->toggleViewAction()});
 
     connect(resultsReader_, &ResultsReader::finished, this, &MainWindow::showResultsFile);
@@ -47,7 +52,7 @@ void MainWindow::setupResults() {
         r.drafterDir = QString::fromStdString(results_->drafters[static_cast<std::size_t>(d)].summary.directory);
         loadModels(r);
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d) {
+    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest&) {
         loadedTarget_ = canonicalDir(t.directory);
         loadedDrafter_ = canonicalDir(d.directory);
         // Connected after the window's own modelsLoaded handler, which clears the views.
@@ -59,7 +64,7 @@ void MainWindow::setupResults() {
 
 void MainWindow::addResultsActions(QMenu* file) {
     auto* open = file->addAction(tr("Open &Results..."), this, [this] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Open results file"), {},
+        const QString p = QFileDialog::getOpenFileName(this, tr("Open results file"), lastDialogDir("results"),
                                                        tr("draftscope results (*.dsresults);;All files (*)"));
         if (!p.isEmpty()) openResultsFile(p);
     });
@@ -91,6 +96,7 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
     }
     results_ = r;
     resultsPath_ = path;
+    rememberDialogPath("results", path);  // the next Open Results dialog starts here
     QStringList names;
     for (int d = 0; d < static_cast<int>(r->drafters.size()); ++d) names << recordedDrafterLabel(*r, d);
     log(tr("opened results file %1: %2 prompts, target %3, drafters %4 (%5, %6)")
@@ -99,6 +105,8 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
                                                    QString::fromStdString(r->createdUtc)));
     if (!r->complete) log(tr("results file %1 is incomplete: the evaluation was interrupted").arg(path));
     aggregate_->setResults(*r);
+    findChild<QDockWidget*>("resultsDock")->show();
+    findChild<QDockWidget*>("resultsAggregateDock")->show();
     findChild<QDockWidget*>("resultsDock")->raise();
     resizeDocks({findChild<QDockWidget*>("resultsDock")}, {260}, Qt::Vertical);  // room for the table
     findChild<QDockWidget*>("resultsAggregateDock")->raise();
@@ -114,6 +122,10 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     if (!results_ || prompt < 0 || prompt >= static_cast<int>(results_->prompts.size())) return;
     if (drafter < 0 || drafter >= static_cast<int>(results_->drafters.size())) return;
     const auto& p = results_->prompts[static_cast<std::size_t>(prompt)];
+    resultsPanel_->setLiveRunShown(QString());
+    // The Prompt panel shows what this recorded run ran: its prompt and the file's settings.
+    promptPanel_->showRecorded(p.prompt, results_->settings.run, results_->settings.ddtreeBudgets,
+                               tr("prompt '%1' of %2").arg(QString::fromStdString(p.id), QFileInfo(resultsPath_).fileName()));
     resultsPanel_->setModelsAvailability(recordedModelsMissingReason(*results_, drafter));
     const quint64 id = kRecordedRequestBit | ++recordedId_;
     const QString file = QFileInfo(resultsPath_).fileName();
@@ -161,6 +173,14 @@ QString MainWindow::attentionUnavailableReason() const {
         return tr("recorded run: its models are on this machine but not loaded; click 'Load recorded models' in the "
                   "Results panel to recompute the drafter's attention");
     return {};
+}
+
+QString MainWindow::shownRunLabel(const RunBundle& b) const {
+    if (!(b.requestId & kRecordedRequestBit)) return tr("Live analysis %1").arg(b.requestId);
+    const int p = resultsPanel_->currentPrompt();
+    const QString id = results_ && p >= 0 ? QString::fromStdString(results_->prompts[static_cast<std::size_t>(p)].id)
+                                          : QString();
+    return tr("Recorded, not live: %1 prompt '%2'").arg(QFileInfo(resultsPath_).fileName(), id);
 }
 
 QString MainWindow::requestLabel(quint64 id) const {

@@ -1,7 +1,10 @@
 #include "gui/model_panel.h"
+#include "gui/dialog_dirs.h"
 
 #include <QCheckBox>
+#include <QFileInfo>
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -32,14 +35,32 @@ QWidget* withBrowse(QWidget* parent, QComboBox* combo, const QString& title) {
     b->setText("...");
     b->setToolTip(QObject::tr("Choose a directory"));
     QObject::connect(b, &QToolButton::clicked, w, [=] {
-        const QString d = QFileDialog::getExistingDirectory(w, title, combo->currentText());
-        if (!d.isEmpty()) combo->setCurrentText(d);
+        // Start at the field's directory, else where the last model directory was chosen.
+        const QString current = combo->currentText().trimmed();
+        const QString d = QFileDialog::getExistingDirectory(
+            w, title, QFileInfo(current).isDir() ? current : lastDialogDir("models"));
+        if (d.isEmpty()) return;
+        rememberDialogPath("models", QFileInfo(d).absolutePath());
+        combo->setCurrentText(d);
     });
     h->addWidget(combo, 1);
     h->addWidget(b);
     return w;
 }
+QString canonicalOrAsTyped(const QString& dir) {
+    if (dir.isEmpty()) return dir;
+    const QFileInfo fi(dir);
+    const QString c = fi.canonicalFilePath();
+    return c.isEmpty() ? QDir::cleanPath(fi.absoluteFilePath()) : c;
+}
 }  // namespace
+
+bool sameModels(const ModelRequest& a, const ModelRequest& b) {
+    return canonicalOrAsTyped(a.targetDir) == canonicalOrAsTyped(b.targetDir) &&
+           canonicalOrAsTyped(a.drafterDir) == canonicalOrAsTyped(b.drafterDir) &&
+           canonicalOrAsTyped(a.drafterBDir) == canonicalOrAsTyped(b.drafterBDir) && a.device == b.device &&
+           a.dtype == b.dtype;
+}
 
 ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     setObjectName("ModelPanel");
@@ -65,6 +86,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     status_ = new QLabel(tr("No models loaded. Drop a model directory onto the window or choose one."), this);
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    changed_ = new QLabel(this);
+    changed_->setObjectName("modelFieldsChanged");
+    changed_->setWordWrap(true);
+    changed_->setStyleSheet("color: #8a4b00; font-weight: bold");
+    changed_->setVisible(false);
     auto* form = new QFormLayout(this);
     form->addRow(tr("Target"), withBrowse(this, target_, tr("Target model directory")));
     form->addRow(tr("Drafter"), withBrowse(this, drafter_, tr("DFlash drafter directory")));
@@ -76,8 +102,28 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Device"), device_);
     form->addRow(tr("Dtype"), dtype_);
     form->addRow(load_);
+    form->addRow(changed_);
     form->addRow(status_);
     connect(load_, &QPushButton::clicked, this, [this] { emit loadRequested(request()); });
+    for (auto* c : {target_, drafter_, drafterB_, device_, dtype_})
+        connect(c, &QComboBox::currentTextChanged, this, &ModelPanel::updateChangedState);
+    connect(compare_, &QCheckBox::toggled, this, &ModelPanel::updateChangedState);
+}
+
+void ModelPanel::setLoaded(const ModelRequest& loaded) {
+    loaded_ = loaded;
+    updateChangedState();
+}
+
+bool ModelPanel::differsFromLoaded() const { return !loaded_.targetDir.isEmpty() && !sameModels(request(), loaded_); }
+
+void ModelPanel::updateChangedState() {
+    const bool differs = differsFromLoaded();
+    changed_->setText(differs ? tr("The fields differ from the loaded models: Run loads them first (or click "
+                                   "Load models now).")
+                              : QString());
+    changed_->setVisible(differs);
+    load_->setText(differs ? tr("Load models (fields changed)") : tr("Load models"));
 }
 
 ModelRequest ModelPanel::request() const {

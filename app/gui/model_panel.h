@@ -29,11 +29,17 @@ public:
     QString status() const;
     /// Adds the directories to the recent lists in QSettings (drafter B has its own list).
     void rememberRecent(const ModelRequest& r);
+    /// What the engine has loaded (or is loading); an empty targetDir = nothing. While the
+    /// fields differ from it, a line under the form says so (Run reloads, or Load).
+    void setLoaded(const ModelRequest& loaded);
+    /// Whether request() names other models (directories, B, device, dtype) than setLoaded().
+    bool differsFromLoaded() const;
 
 signals:
     void loadRequested(const draftscope::ModelRequest& request);
 
 private:
+    void updateChangedState();
     QComboBox* target_;
     QComboBox* drafter_;
     QCheckBox* compare_;
@@ -43,6 +49,12 @@ private:
     QComboBox* dtype_;
     QPushButton* load_;
     QLabel* status_;
+    QLabel* changed_;  ///< "fields differ from the loaded models" (hidden while they match)
+    ModelRequest loaded_;
 };
+
+/// True when `a` and `b` name the same target, drafter, drafter B (directories compared
+/// after resolving symlinks and trailing slashes), device and dtype.
+bool sameModels(const ModelRequest& a, const ModelRequest& b);
 
 }  // namespace draftscope

@@ -1,4 +1,5 @@
 #include "gui/prompt_panel.h"
+#include "gui/dialog_dirs.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -23,22 +24,36 @@
 namespace draftscope {
 
 bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error) {
+    auto fail = [error](const QString& message) {
+        if (error) *error = message;
+        return false;
+    };
     std::vector<int> out;
-    const auto parts = text.split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts);
-    for (const QString& part : parts) {
-        bool ok = false;
-        const int b = part.toInt(&ok);
-        if (!ok || b < 1 || b > kMaxDdtreeBudget) {
-            if (error)
-                *error = QObject::tr("DDTree budget '%1' is not an integer from 1 to %2 (write e.g. \"4, 8, 16, 32\", "
-                                     "or leave the field empty for no tree runs)")
-                             .arg(part).arg(kMaxDdtreeBudget);
-            return false;
-        }
-        out.push_back(b);
+    if (text.trimmed().isEmpty()) {  // no tree runs
+        if (budgets) budgets->clear();
+        return true;
     }
+    bool zero = false;
+    for (const QString& entry : text.split(',')) {
+        const auto parts = entry.split(QRegularExpression("\\s+"), Qt::SkipEmptyParts);
+        if (parts.isEmpty()) return fail(QObject::tr("DDTree budgets: an entry between commas is empty"));
+        for (const QString& part : parts) {
+            bool ok = false;
+            const int b = part.toInt(&ok);
+            if (!ok || b < 0 || b > kMaxDdtreeBudget)
+                return fail(QObject::tr("DDTree budget '%1' is not an integer from 1 to %2 (0 = no trees)")
+                                .arg(part.size() > 12 ? part.left(10) + "..." : part).arg(kMaxDdtreeBudget));
+            if (b == 0) {
+                zero = true;
+                continue;
+            }
+            if (std::find(out.begin(), out.end(), b) != out.end())
+                return fail(QObject::tr("DDTree budget %1 is listed twice").arg(b));
+            out.push_back(b);
+        }
+    }
+    if (zero && !out.empty()) return fail(QObject::tr("DDTree budget 0 means no trees: remove it or the others"));
     std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
     if (budgets) *budgets = out;
     return true;
 }
@@ -89,19 +104,26 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     budgets_ = new QLineEdit(this);
     budgets_->setObjectName("ddtreeBudgets");
     budgets_->setText("4, 8, 16, 32");
-    budgets_->setPlaceholderText(tr("none (e.g. 4, 8, 16, 32)"));
+    budgets_->setPlaceholderText(tr("none (e.g. 4, 8, 16, 32; 0 = none)"));
     budgets_->setClearButtonEnabled(true);
-    budgets_->setToolTip(tr("DDTree budgets (tree nodes drafted per verify step), comma separated. After the chain "
-                            "(DFlash) run, the DDTree loop runs once per budget (greedy only). Empty = no tree runs."));
+    budgets_->setToolTip(tr("DDTree budgets (tree nodes drafted per verify step), comma separated, each once. After "
+                            "the chain (DFlash) run, the DDTree loop runs once per budget (greedy only). Empty or 0 = "
+                            "no tree runs."));
     budgetError_ = new QLabel(this);
     budgetError_->setObjectName("ddtreeBudgetError");
     budgetError_->setStyleSheet("color: #b00020");
     budgetError_->setWordWrap(true);
-    budgetError_->setVisible(false);
+    // Two lines are always reserved (the messages fit in two lines of the panel's width), so
+    // a message appearing or going never moves the form below it.
+    budgetError_->setFixedHeight(2 * budgetError_->fontMetrics().lineSpacing() + 2);
+    budgetError_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     connect(budgets_, &QLineEdit::textChanged, this, [this] {
         const QString err = ddtreeBudgetError();
         budgetError_->setText(err);
-        budgetError_->setVisible(!err.isEmpty());
+        budgetError_->setToolTip(err);
+        QPalette pal = budgets_->palette();  // red text marks the field (a style sheet would resize it)
+        pal.setColor(QPalette::Text, err.isEmpty() ? palette().color(QPalette::Text) : QColor(0xb0, 0x00, 0x20));
+        budgets_->setPalette(pal);
     });
 
     search_ = new QLineEdit(this);
@@ -123,8 +145,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     });
     auto* loadSet = new QPushButton(tr("Load prompt set..."), this);
     connect(loadSet, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Prompt set"), {}, tr("JSON lines (*.jsonl *.json)"));
+        const QString path = QFileDialog::getOpenFileName(this, tr("Prompt set"), lastDialogDir("prompts"),
+                                                          tr("JSON lines (*.jsonl *.json)"));
         if (path.isEmpty()) return;
+        rememberDialogPath("prompts", path);
         try {
             loadPromptSet(path);
         } catch (const std::exception& e) {
@@ -145,6 +169,12 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     progress_->setValue(0);
     progress_->setFormat(tr("%v / %m tokens"));
     progress_->setObjectName("runProgress");
+
+    recorded_ = new QLabel(this);
+    recorded_->setObjectName("recordedPromptNote");
+    recorded_->setWordWrap(true);
+    recorded_->setStyleSheet("color: #6a1b9a");
+    recorded_->setVisible(false);
 
     auto* settings = new QFormLayout;
     settings->addRow(tr("Max new tokens"), maxNew_);
@@ -173,6 +203,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     setRow->addWidget(loadSet);
     layout->addLayout(setRow);
     layout->addWidget(list_);
+    layout->addWidget(recorded_);
     layout->addWidget(editor_, 1);
     layout->addLayout(toggles);
     layout->addLayout(settings);
@@ -219,6 +250,33 @@ QString PromptPanel::ddtreeBudgetError() const {
     return parseDdtreeBudgets(budgets_->text(), nullptr, &err) ? QString() : err;
 }
 
+void PromptPanel::showRecorded(const PromptSpec& prompt, const RunSettings& settings,
+                               const std::vector<int>& ddtreeBudgets, const QString& source) {
+    if (source.isEmpty()) {
+        recorded_->clear();
+        recorded_->setVisible(false);
+        return;
+    }
+    QString note = tr("Recorded run shown: %1, with its prompt and settings below. Run analyses them live.").arg(source);
+    if (prompt.kind == PromptSpec::Kind::Text) {
+        editor_->setPlainText(QString::fromStdString(prompt.text));
+        chat_->setChecked(prompt.chat);
+        thinking_->setChecked(prompt.thinking);
+    } else {
+        note = tr("Recorded run shown: %1. Its prompt is %2 token ids, not text: the editor keeps your text.")
+                   .arg(source).arg(prompt.ids.size());
+    }
+    maxNew_->setValue(static_cast<int>(settings.maxNewTokens));
+    ignoreEos_->setChecked(settings.ignoreEos);
+    temperature_->setValue(settings.temperature);
+    seed_->setValue(static_cast<int>(settings.seed));
+    setDdtreeBudgets(ddtreeBudgets);
+    recorded_->setText(note);
+    recorded_->setVisible(true);
+}
+
+QString PromptPanel::recordedSource() const { return recorded_->text(); }
+
 void PromptPanel::setPromptSet(const QVector<PromptEntry>& prompts) {
     setModel_->clear();
     for (const auto& p : prompts) {
@@ -243,6 +301,10 @@ void PromptPanel::setBusy(bool busy) {
 void PromptPanel::setStage(const QString& stage) {
     progress_->setFormat(stage.isEmpty() ? tr("%v / %m tokens") : tr("%1: %v / %m tokens").arg(stage));
 }
+
+void PromptPanel::setProgressText(const QString& text) { progress_->setFormat(text); }
+
+QString PromptPanel::progressText() const { return progress_->text(); }
 
 void PromptPanel::setProgress(qint64 done, qint64 total) {
     progress_->setRange(0, static_cast<int>(std::max<qint64>(total, 1)));

@@ -26,10 +26,11 @@ namespace draftscope {
 /// Largest DDTree budget the GUI accepts.
 constexpr int kMaxDdtreeBudget = 4096;
 
-/// Parses a DDTree budget list such as "4, 8, 16, 32" (commas and/or spaces). Each entry
-/// must be an integer in 1..kMaxDdtreeBudget; duplicates are dropped and the result is
-/// sorted. Empty text gives an empty list (no tree runs). Returns false and sets *error
-/// (naming the bad entry) on bad input.
+/// Parses a DDTree budget list such as "4, 8, 16, 32" (entries separated by commas and/or
+/// spaces). Each entry must be an integer in 1..kMaxDdtreeBudget, given once; the result is
+/// sorted. Empty text or a lone "0" gives an empty list (no tree runs, as the CLI's
+/// --ddtree-budget 0). Returns false and sets *error (naming the bad entry) for a bad or
+/// repeated entry, an empty entry between commas ("4,,8", "4,") and 0 next to other budgets.
 bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error);
 
 class PromptPanel : public QWidget {
@@ -55,6 +56,17 @@ public:
     void setProgress(qint64 done, qint64 total);
     /// Names the run the progress bar counts, e.g. "DDTree budget 8 (2 of 4)".
     void setStage(const QString& stage);
+    /// Replaces the progress bar's text by `text` (e.g. "cancelled (kept: chain)") until
+    /// the next setStage().
+    void setProgressText(const QString& text);
+    QString progressText() const;
+    /// Fills the editor and the settings with a recorded run's prompt and settings and says
+    /// so in a line above the editor (`source`, e.g. "prompt 'p3' of R.dsresults"); an empty
+    /// `source` hides that line. Token-id prompts leave the editor as it is (the line says why).
+    void showRecorded(const PromptSpec& prompt, const RunSettings& settings, const std::vector<int>& ddtreeBudgets,
+                      const QString& source);
+    /// The line above the editor naming the recorded run shown (empty when hidden).
+    QString recordedSource() const;
     QStandardItemModel* promptSetModel() const { return setModel_; }
     QSortFilterProxyModel* promptSetFilter() const { return filter_; }
 
@@ -82,6 +94,7 @@ private:
     QPushButton* run_;
     QPushButton* cancel_;
     QProgressBar* progress_;
+    QLabel* recorded_;
 };
 
 }  // namespace draftscope

@@ -54,6 +54,11 @@ ResultsPanel::ResultsPanel(QWidget* parent)
     loadModels_->setToolTip(tr("Load the recorded target and the selected drafter from their recorded directories, "
                                "so the drafter-attention view can recompute attention"));
     loadModels_->setEnabled(false);
+    liveNote_ = new QLabel(this);
+    liveNote_->setObjectName("resultsLiveNote");
+    liveNote_->setWordWrap(true);
+    liveNote_->setStyleSheet("QLabel { color: #8a4b00; font-weight: bold; }");
+    liveNote_->hide();
     modelsNote_->setObjectName("recordedModelsNote");
     modelsNote_->setWordWrap(true);
     modelsNote_->setStyleSheet("QLabel { color: #666; }");
@@ -78,6 +83,7 @@ ResultsPanel::ResultsPanel(QWidget* parent)
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(info_);
     layout->addLayout(top);
+    layout->addWidget(liveNote_);
     layout->addWidget(view_, 1);
     drafterLabel_->hide();
     drafterBox_->hide();
@@ -188,6 +194,18 @@ void ResultsPanel::setModelsAvailability(const QString& reason) {
     modelsNote_->setText(reason.isEmpty() ? tr("models found here: load them to recompute drafter attention")
                                           : reason);
 }
+
+void ResultsPanel::setLiveRunShown(const QString& note) {
+    liveNote_->setText(note);
+    liveNote_->setVisible(!note.isEmpty());
+    if (note.isEmpty()) return;
+    filling_ = true;
+    view_->clearSelection();
+    view_->selectionModel()->clearCurrentIndex();
+    filling_ = false;
+}
+
+QString ResultsPanel::liveRunNote() const { return liveNote_->text(); }
 
 int ResultsPanel::currentDrafter() const { return std::max(0, drafterBox_->currentIndex()); }
 void ResultsPanel::setCurrentDrafter(int d) { drafterBox_->setCurrentIndex(d); }

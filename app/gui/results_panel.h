@@ -31,6 +31,11 @@ public:
     /// Enables "Load recorded models" (reason empty) or explains why it is unavailable.
     void setModelsAvailability(const QString& missingReason);
 
+    /// A live run replaced the recorded prompt in the views: clears the row selection
+    /// (without emitting) and shows `note` above the table; an empty note hides it.
+    void setLiveRunShown(const QString& note);
+    QString liveRunNote() const;
+
     int currentDrafter() const;
     void setCurrentDrafter(int drafter);
     /// Index into results()->prompts of the selected row, -1 if none.
@@ -64,6 +69,7 @@ private:
     QLabel* drafterLabel_;
     QPushButton* loadModels_;
     QLabel* modelsNote_;
+    QLabel* liveNote_;
     QTableView* view_;
     QStandardItemModel* model_;
     QSortFilterProxyModel* proxy_;
