@@ -5,6 +5,7 @@
 #include "acceptance_tree_view.h"
 #include "budget_sweep_plot.h"
 #include "mask_view.h"
+#include "token_display.h"
 #include "tree_steps.h"
 
 #include <qcustomplot.h>
@@ -390,6 +391,33 @@ private slots:
         // Its rejected nodes are leaves: focus has nothing to fold.
         v.setFocusAcceptedPath(true);
         QCOMPARE(v.drawnNodeCount(), 65);
+    }
+
+    void whitespaceShownAsGlyphsExportedRaw() {
+        // The one convention (token_display.h).
+        QCOMPARE(displayPiece(" a\tb\r\n"), QString("\u00b7a\u21e5b\u240d\u21b5"));
+        QCOMPARE(displayPiece("abcdefgh", 5), QString("abcd\u2026"));
+        QCOMPARE(quotedPiece(" x"), QString("'\u00b7x'"));
+        QVERIFY(whitespaceLegend().contains("\u00b7 space") && whitespaceLegend().contains("\u21b5 newline"));
+        // The DDTree table shows glyphs; its CSV and JSON hold the raw text.
+        AcceptanceTreeView v;
+        v.setRuns({threeStepRun(8, 2.667)}, [](std::int64_t id) { return id == 22 ? QString(" if\n") : piece(id); });
+        QCOMPARE(v.nodesTable()->index(5, 2).data().toString(), QString("\u00b7if\u21b5"));
+        QTemporaryDir dir;
+        QString err;
+        v.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QFile json(dir.filePath("ddtree_nodes.json"));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const QByteArray text = json.readAll();
+        QCOMPARE(QJsonDocument::fromJson(text).array()[5].toObject()["piece"].toString(), QString(" if\n"));
+        // Keys in column order.
+        QVERIFY(text.indexOf("\"index\"") < text.indexOf("\"token id\"") &&
+                text.indexOf("\"token id\"") < text.indexOf("\"piece\"") &&
+                text.indexOf("\"piece\"") < text.indexOf("\"depth\"") && text.indexOf("\"on path\"") < text.indexOf("\"state\""));
+        QFile csv(dir.filePath("ddtree_nodes.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QVERIFY(csv.readAll().contains("\r\n5,22,\" if\n\",2,1,"));
     }
 
     void budgetSweepData() {

@@ -1,6 +1,7 @@
 #include "acceptance_tree_view.h"
 
 #include "figure_export.h"
+#include "token_display.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -42,14 +43,8 @@ const QColor kBonusFill(0xff, 0xf3, 0xcd), kBonusBorder(0xe6, 0x55, 0x0d);
 const QColor kPathEdge(0x23, 0x8b, 0x45), kOtherEdge(0x96, 0x96, 0x96);
 constexpr double kPathEdgeWidth = 4.0, kOtherEdgeWidth = 1.2;
 
-/// A piece as shown in a node: quoted, control characters visible, at most 14 characters.
-QString shownPiece(QString piece) {
-    piece.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    piece.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
-    piece.replace(QLatin1Char('\r'), QStringLiteral("\\r"));
-    if (piece.size() > 14) piece = piece.left(13) + QChar(0x2026);
-    return QLatin1Char('\'') + piece + QLatin1Char('\'');
-}
+/// A piece as shown in a node: quoted, whitespace visible, at most 14 characters.
+QString shownPiece(const QString& piece) { return quotedPiece(piece, 14); }
 
 QString stateName(TreeNodeState s) {
     switch (s) {
@@ -163,7 +158,8 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
                     swatch(kRejected.border, tr("rejected by the target")) + "&nbsp;&nbsp;" +
                     swatch(kUnreached.border, tr("below a rejection")) + "&nbsp;&nbsp;" +
                     swatch(kBonusBorder, tr("bonus token")) + "&nbsp;&nbsp;" +
-                    tr("+k: k nodes folded (double-click to unfold)").toHtmlEscaped());
+                    tr("+k: k nodes folded (double-click to unfold)").toHtmlEscaped() + "<br/>" +
+                    whitespaceLegend().toHtmlEscaped());
     legend->setWordWrap(true);
 
     auto* controls = new QHBoxLayout;
@@ -551,13 +547,18 @@ void AcceptanceTreeView::fillTable() {
         it->setData(v, Qt::DisplayRole);
         return it;
     };
+    auto pieceItem = [this](std::int64_t id) {  // glyphs on screen, the raw text in exports
+        auto* it = new QStandardItem(displayPiece(piece(id)));
+        it->setData(piece(id), kExportRole);
+        return it;
+    };
     for (std::size_t i = 0; i < st->tokens.size(); ++i) {
         const bool hasChoice = i < st->targetChoice.size();
         const auto state = states_[i];
-        table_->appendRow({item(static_cast<int>(i)), item(static_cast<qlonglong>(st->tokens[i])), item(piece(st->tokens[i])),
+        table_->appendRow({item(static_cast<int>(i)), item(static_cast<qlonglong>(st->tokens[i])), pieceItem(st->tokens[i]),
                            item(st->depths[i]), item(st->parents[i]), item(static_cast<double>(st->drafterProbs[i])),
                            item(hasChoice ? QVariant(static_cast<qlonglong>(st->targetChoice[i])) : QVariant()),
-                           item(hasChoice ? piece(st->targetChoice[i]) : QString()),
+                           hasChoice ? pieceItem(st->targetChoice[i]) : item(QString()),
                            item(state == TreeNodeState::Accepted), item(stateName(state))});
     }
 }

@@ -39,6 +39,19 @@ bool checkWritten(const QString& path, QString* error) {
     return true;
 }
 
+/// The value of a cell as exported: kExportRole if the model has it, else DisplayRole.
+QVariant exportedValue(const QAbstractItemModel* model, int row, int col) {
+    const QModelIndex i = model->index(row, col);
+    const QVariant raw = i.data(kExportRole);
+    return raw.isValid() ? raw : i.data(Qt::DisplayRole);
+}
+
+/// Compact JSON text of one value (QJsonDocument writes only arrays and objects).
+QByteArray jsonText(const QJsonValue& v) {
+    const QByteArray a = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
+    return a.mid(1, a.size() - 2);
+}
+
 QString csvField(QString s) {
     if (s.contains(',') || s.contains('"') || s.contains('\n') || s.contains('\r')) {
         s.replace('"', "\"\"");
@@ -156,18 +169,21 @@ bool exportTable(const QAbstractItemModel* model, const QString& path, QString* 
         lines << h.join(',');
         for (int r = 0; r < rows; ++r) {
             QStringList fields;
-            for (int c = 0; c < cols; ++c) fields << csvField(model->index(r, c).data(Qt::DisplayRole).toString());
+            for (int c = 0; c < cols; ++c) fields << csvField(exportedValue(model, r, c).toString());
             lines << fields.join(',');
         }
         bytes = (lines.join("\r\n") + "\r\n").toUtf8();
     } else if (fmt == "json") {
-        QJsonArray arr;
+        // Written by hand: QJsonObject sorts its keys, a table's columns have an order.
+        bytes = "[\n";
         for (int r = 0; r < rows; ++r) {
-            QJsonObject o;
-            for (int c = 0; c < cols; ++c) o.insert(headers[c], QJsonValue::fromVariant(model->index(r, c).data(Qt::DisplayRole)));
-            arr.append(o);
+            bytes += "    {\n";
+            for (int c = 0; c < cols; ++c)
+                bytes += "        " + jsonText(headers[c]) + ": " +
+                         jsonText(QJsonValue::fromVariant(exportedValue(model, r, c))) + (c + 1 < cols ? ",\n" : "\n");
+            bytes += r + 1 < rows ? "    },\n" : "    }\n";
         }
-        bytes = QJsonDocument(arr).toJson(QJsonDocument::Indented);
+        bytes += "]\n";
     } else {
         return fail(error, QStringLiteral("unknown table format '%1' for '%2' (use csv or json)").arg(fmt, path));
     }

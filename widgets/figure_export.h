@@ -2,6 +2,7 @@
 // Export of views and tables: every figure to PNG, SVG and PDF, every table to CSV and JSON.
 
 #include <QSize>
+#include <QtCore/qnamespace.h>
 #include <QString>
 
 #include <functional>
@@ -45,8 +46,14 @@ bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int
 /// scroll area shows) as png, svg or pdf. Same error contract as exportPlot.
 bool exportDocument(const QTextDocument& document, const QString& path, QString* error, int width = 1000);
 
-/// Writes the model's DisplayRole cells (with headers) to `path`: CSV (RFC 4180 quoting)
-/// or JSON (array of objects keyed by column header). Same error contract as exportPlot.
+/// Item data role a model gives when the exported value differs from the shown one: a
+/// token piece is shown with whitespace glyphs (displayPiece()) but exported as its raw
+/// text.
+constexpr int kExportRole = Qt::UserRole + 1000;
+
+/// Writes the model's cells (with headers) to `path`: CSV (RFC 4180 quoting) or JSON (array
+/// of objects, keys in column order). A cell's kExportRole data is written when the model
+/// has it, else its DisplayRole. Same error contract as exportPlot.
 bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error);
 
 /// Adds "Export as PNG/SVG/PDF..." (and, if `table` is given, "Export table as CSV/JSON...")

@@ -1,6 +1,7 @@
 #include "hidden_stats_view.h"
 
 #include "figure_export.h"
+#include "token_display.h"
 
 #include <qcustomplot.h>
 
@@ -72,6 +73,9 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     caption_->setWordWrap(true);
     caption_->setVisible(false);
     v->addWidget(caption_);
+    auto* whitespace = new QLabel(whitespaceLegend(), content);
+    whitespace->setObjectName(QStringLiteral("whitespaceLegend"));
+    v->addWidget(whitespace);
 
     // Line plot controls and summary.
     auto* controls = new QHBoxLayout;
@@ -274,7 +278,7 @@ void HiddenStatsView::setStats(const HiddenStateStats& stats, const std::vector<
     if (t > 0 && t <= kMaxTokenTicks) {
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
         for (int pos = 0; pos < t; ++pos) {
-            const QString piece = visibleTokenPiece(model_->tokenPiece(pos));
+            const QString piece = displayPiece(model_->tokenPiece(pos));
             ticker->addTick(pos, piece.isEmpty() ? QString::number(pos)
                                                  : QStringLiteral("%1 %2").arg(pos).arg(elided(piece, 12)));
         }
@@ -476,7 +480,7 @@ void HiddenStatsView::refreshSummary() {
             QStringList ps;
             for (std::size_t k = 0; k < s.outlierPositions.size() && k < std::size_t(kSummaryOutliersShown); ++k) {
                 const int p = int(s.outlierPositions[k]);
-                const QString piece = visibleTokenPiece(model_->tokenPiece(p));
+                const QString piece = displayPiece(model_->tokenPiece(p));
                 ps << (piece.isEmpty() ? QString::number(p) : QStringLiteral("%1 \"%2\"").arg(p).arg(elided(piece, 16)));
             }
             if (s.outlierPositions.size() > std::size_t(kSummaryOutliersShown))
