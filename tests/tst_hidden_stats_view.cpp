@@ -401,6 +401,12 @@ void TestHiddenStatsView::exportsAllFiles() {
     const QByteArray jsonText = readAll(dir + "/hidden_stats.json");
     QVERIFY(jsonText.indexOf("\"position\"") < jsonText.indexOf("\"token\""));
     QVERIFY(jsonText.indexOf("\"token\"") < jsonText.indexOf(QString("\"%1 rms\"").arg(kL1).toUtf8()));
+    // The clicked-position marker is not part of the figure, and stays on screen.
+    v.highlightPosition(2);
+    const QString marked = tmp.filePath("marked");
+    QCOMPARE(v.exportAll(marked, &err).size(), 8);
+    QCOMPARE(readAll(marked + "/hidden_stats.svg"), readAll(dir + "/hidden_stats.svg"));
+    QCOMPARE(v.highlightedPosition(), 2);
 }
 
 void TestHiddenStatsView::emptyShowsPlaceholder() {

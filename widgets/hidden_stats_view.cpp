@@ -537,7 +537,11 @@ void HiddenStatsView::onLineRelease(QMouseEvent* event) {
 
 bool HiddenStatsView::exportLinePlot(const QString& path, QString* error) {
     updateLegendWrap(kLineExportWidth);  // legend rows fitted to the export width
+    // The clicked-position marker is an on-screen state, not part of the figure.
+    const bool marked = marker_->visible();
+    marker_->setVisible(false);
     const bool ok = exportPlot(linePlot_, path, error, kLineExportWidth, kLineExportHeight);
+    marker_->setVisible(marked);
     updateLegendWrap(linePlot_->width());
     return ok;
 }
