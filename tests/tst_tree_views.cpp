@@ -418,6 +418,27 @@ private slots:
         QFile csv(dir.filePath("ddtree_nodes.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));
         QVERIFY(csv.readAll().contains("\r\n5,22,\" if\n\",2,1,"));
+        // A figure title (prompt and drafter) is drawn above the figure; tables stay as they were.
+        QTemporaryDir titled;
+        v.setFigureTitle("prompt fibonacci, drafter A: demo-drafter");
+        v.exportAll(titled.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QFile svg(titled.filePath("ddtree_tree.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QVERIFY(svg.readAll().contains("prompt fibonacci, drafter A: demo-drafter"));
+        QCOMPARE(QImage(titled.filePath("ddtree_tree.png")).height(), QImage(dir.filePath("ddtree_tree.png")).height() + 2 * 22);
+        QFile plain(dir.filePath("ddtree_nodes.csv")), withTitle(titled.filePath("ddtree_nodes.csv"));
+        QVERIFY(plain.open(QIODevice::ReadOnly) && withTitle.open(QIODevice::ReadOnly));
+        QCOMPARE(withTitle.readAll(), plain.readAll());
+        BudgetSweepPlot sweep;
+        sweep.setRuns(RunResult{}, {threeStepRun(4, 2.0)});
+        sweep.setFigureTitle("prompt p7, drafter B: leak");
+        const int rows = sweep.plot()->plotLayout()->rowCount();
+        sweep.exportAll(titled.path(), &err);
+        QFile sweepSvg(titled.filePath("ddtree_budget_sweep.svg"));
+        QVERIFY(sweepSvg.open(QIODevice::ReadOnly));
+        QVERIFY(sweepSvg.readAll().contains("prompt p7, drafter B: leak"));
+        QCOMPARE(sweep.plot()->plotLayout()->rowCount(), rows);  // the title row is gone after the export
     }
 
     void budgetSweepData() {

@@ -210,7 +210,7 @@ void AcceptancePlots::highlight(int step) {
 bool AcceptancePlots::exportFigure(QCustomPlot* plot, const QString& path, QString* error, int width, int height) {
     // The selected step's bar is an on-screen state, not part of a figure.
     highlight(-1);
-    const bool ok = exportPlot(plot, path, error, width, height);
+    const bool ok = exportPlot(plot, path, error, width, height, figureTitle());
     highlight(selection_->step());
     return ok;
 }

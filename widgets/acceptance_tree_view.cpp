@@ -212,7 +212,7 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     });
     // A fit while hidden (a background dock tab) used a meaningless viewport size: refit.
     connect(view_, &ZoomableGraphicsView::viewportChanged, this, &AcceptanceTreeView::applyFit);
-    installExportMenu(view_, exportName(), [this](const QString& p, QString* e) { return exportScene(scene_, p, e); },
+    installExportMenu(view_, exportName(), [this](const QString& p, QString* e) { return exportScene(scene_, p, e, 16, figureTitle()); },
                       table_);
     rebuild();
 }
@@ -586,7 +586,7 @@ QStringList AcceptanceTreeView::exportAll(const QString& dir, QString* error) {
     QStringList written;
     for (const auto& fmt : figureFormats()) {
         const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportScene(scene_, path, error)) return written;
+        if (!exportScene(scene_, path, error, 16, figureTitle())) return written;
         written << path;
     }
     for (const auto& fmt : tableFormats()) {

@@ -167,7 +167,7 @@ void AttentionView::buildUi() {
         plot_, exportName(),
         [this](const QString& path, QString* err) {
             const QSize s = exportSize();
-            return draftscope::exportPlot(plot_, path, err, s.width(), s.height());
+            return draftscope::exportPlot(plot_, path, err, s.width(), s.height(), figureTitle());
         },
         table_);
 
@@ -404,7 +404,7 @@ QStringList AttentionView::exportAll(const QString& dir, QString* error) {
     const QSize s = exportSize();
     for (const QString& fmt : draftscope::figureFormats()) {
         const QString path = d.filePath(exportName() + "." + fmt);
-        if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height())) return written;
+        if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height(), figureTitle())) return written;
         written << path;
     }
     for (const QString& fmt : draftscope::tableFormats()) {

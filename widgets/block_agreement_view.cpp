@@ -167,7 +167,7 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
 }
 
 bool BlockAgreementView::exportFigure(const QString& path, QString* error) const {
-    return exportPainted(gridSize(), [this](QPainter& p) { paintGrid(&p); }, path, error);
+    return exportPainted(gridSize(), [this](QPainter& p) { paintGrid(&p); }, path, error, figureTitle());
 }
 
 namespace {

@@ -174,7 +174,7 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     installExportMenu(linePlot_, exportName(), lineRender, model_);
     installExportMenu(histPlot_, exportName() + QStringLiteral("_histogram"),
                       [this](const QString& path, QString* error) {
-                          return exportPlot(histPlot_, path, error, kHistExportWidth, kHistExportHeight);
+                          return exportPlot(histPlot_, path, error, kHistExportWidth, kHistExportHeight, figureTitle());
                       });
     installExportMenu(table_, exportName(), lineRender, model_);
 
@@ -540,7 +540,7 @@ bool HiddenStatsView::exportLinePlot(const QString& path, QString* error) {
     // The clicked-position marker is an on-screen state, not part of the figure.
     const bool marked = marker_->visible();
     marker_->setVisible(false);
-    const bool ok = exportPlot(linePlot_, path, error, kLineExportWidth, kLineExportHeight);
+    const bool ok = exportPlot(linePlot_, path, error, kLineExportWidth, kLineExportHeight, figureTitle());
     marker_->setVisible(marked);
     updateLegendWrap(linePlot_->width());
     return ok;
@@ -568,7 +568,7 @@ QStringList HiddenStatsView::exportAll(const QString& dir, QString* error) {
     }
     for (const QString& fmt : figureFormats()) {
         const QString path = d.filePath(exportName() + QStringLiteral("_histogram.") + fmt);
-        if (!exportPlot(histPlot_, path, &err, kHistExportWidth, kHistExportHeight)) return fail(err);
+        if (!exportPlot(histPlot_, path, &err, kHistExportWidth, kHistExportHeight, figureTitle())) return fail(err);
         written << path;
     }
     for (const QString& fmt : tableFormats()) {

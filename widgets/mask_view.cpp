@@ -279,7 +279,7 @@ void MaskView::buildUi() {
         plot_, exportName(),
         [this](const QString& path, QString* err) {
             const QSize s = exportSize();
-            return draftscope::exportPlot(plot_, path, err, s.width(), s.height());
+            return draftscope::exportPlot(plot_, path, err, s.width(), s.height(), figureTitle());
         },
         table_);
 
@@ -705,7 +705,7 @@ QStringList MaskView::exportAll(const QString& dir, QString* error) {
     auto writeFiles = [&](const QString& base) {
         for (const QString& fmt : draftscope::figureFormats()) {
             const QString path = d.filePath(base + "." + fmt);
-            if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height())) return false;
+            if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height(), figureTitle())) return false;
             written << path;
         }
         for (const QString& fmt : draftscope::tableFormats()) {

@@ -117,7 +117,7 @@ bool OutputStripView::exportFigure(const QString& path, QString* error) const {
     QTextDocument doc;
     doc.setDefaultFont(browser_->document()->defaultFont());
     doc.setHtml(figureHtml());
-    return exportDocument(doc, path, error, 1000);
+    return exportDocument(doc, path, error, 1000, figureTitle());
 }
 
 QStringList OutputStripView::exportAll(const QString& dir, QString* error) {
