@@ -12,7 +12,7 @@ QString displayPiece(const QString& raw, int maxChars) {
         case ' ': s += QChar(0x00b7); break;
         case '\n': s += QChar(0x21b5); break;
         case '\t': s += QChar(0x21e5); break;
-        case '\r': s += QChar(0x240d); break;
+        case '\r': s += QChar(0x21e4); break;
         default: s += c;
         }
     }
@@ -25,7 +25,7 @@ QString quotedPiece(const QString& raw, int maxChars) {
 }
 
 QString whitespaceLegend() {
-    return QCoreApplication::translate("draftscope", "In pieces: \u00b7 space, \u21b5 newline, \u21e5 tab, \u240d carriage return");
+    return QCoreApplication::translate("draftscope", "In pieces: \u00b7 space, \u21b5 newline, \u21e5 tab, \u21e4 carriage return");
 }
 
 }  // namespace draftscope

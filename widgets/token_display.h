@@ -8,7 +8,7 @@
 namespace draftscope {
 
 /// `raw` with whitespace made visible: space U+00B7 '·', newline U+21B5 '↵', tab U+21E5
-/// '⇥', carriage return U+240D '␍'. With maxChars > 0, a longer result is cut to
+/// '⇥', carriage return U+21E4 '⇤'. With maxChars > 0, a longer result is cut to
 /// maxChars - 1 characters plus U+2026 '…'. Other characters (including the tokenizer's
 /// `\xNN` escapes of partial UTF-8 bytes) are kept.
 QString displayPiece(const QString& raw, int maxChars = 0);
