@@ -122,8 +122,9 @@ void TestHiddenStatsView::modelHeadersAndCells() {
 
     QCOMPARE(m.index(3, 0).data().toInt(), 3);
     QCOMPARE(m.index(0, 1).data().toString(), QString("Hello"));
-    QCOMPARE(m.index(1, 1).data().toString(), QString(QChar(0x2423)) + "world");
-    QCOMPARE(m.index(2, 1).data().toString(), QString("\\n"));
+    // Whitespace as every view writes it (token_display.h): space U+00B7, newline U+21B5.
+    QCOMPARE(m.index(1, 1).data().toString(), QString(QChar(0x00b7)) + "world");
+    QCOMPARE(m.index(2, 1).data().toString(), QString(QChar(0x21b5)));
     QCOMPARE(m.index(2, 0).data(HiddenStatsModel::TokenIdRole).toLongLong(), 103);
 
     const auto st = makeStats();
@@ -245,8 +246,8 @@ void TestHiddenStatsView::tokenTickLabels() {
     QVERIFY(ticker);
     QCOMPARE(ticker->ticks().size(), 5);
     QCOMPARE(ticker->ticks().value(0), QString("0 Hello"));
-    QCOMPARE(ticker->ticks().value(1), QString("1 ") + QChar(0x2423) + "world");
-    QCOMPARE(ticker->ticks().value(2), QString("2 \\n"));
+    QCOMPARE(ticker->ticks().value(1), QString("1 ") + QChar(0x00b7) + "world");
+    QCOMPARE(ticker->ticks().value(2), QString("2 ") + QChar(0x21b5));
 
     // Many positions: numeric ticks.
     HiddenStateStats many;
@@ -391,6 +392,21 @@ void TestHiddenStatsView::exportsAllFiles() {
     QCOMPARE(row4.value("position").toInt(), 4);
     QCOMPARE(row4.value(QString(kL1) + " rms").toDouble(), 40.0);
     QCOMPARE(json.array().at(0).toObject().value(QString(kL1) + " mean").toDouble(), 0.1);
+    // The tables hold the raw token text (the glyphs are for the screen only).
+    QCOMPARE(json.array().at(1).toObject().value("token").toString(), QString(" world"));
+    QCOMPARE(json.array().at(2).toObject().value("token").toString(), QString("\n"));
+    QVERIFY(csv.contains("\r\n1, world,"));
+    QVERIFY(csv.contains("\r\n2,\"\n\","));
+    // JSON keys in column order, as the CSV header.
+    const QByteArray jsonText = readAll(dir + "/hidden_stats.json");
+    QVERIFY(jsonText.indexOf("\"position\"") < jsonText.indexOf("\"token\""));
+    QVERIFY(jsonText.indexOf("\"token\"") < jsonText.indexOf(QString("\"%1 rms\"").arg(kL1).toUtf8()));
+    // The clicked-position marker is not part of the figure, and stays on screen.
+    v.highlightPosition(2);
+    const QString marked = tmp.filePath("marked");
+    QCOMPARE(v.exportAll(marked, &err).size(), 8);
+    QCOMPARE(readAll(marked + "/hidden_stats.svg"), readAll(dir + "/hidden_stats.svg"));
+    QCOMPARE(v.highlightedPosition(), 2);
 }
 
 void TestHiddenStatsView::emptyShowsPlaceholder() {

@@ -166,7 +166,7 @@ private slots:
         QCOMPARE(v.matrix().cols, std::int64_t(5));
         checkCells(v, inferenceMask(3, 2, MaskConventions{}));
         QCOMPARE(v.keyTickLabels(),
-                 (QStringList{"0 'The'", "1 ' cat'", "2 '\\nsat'", "b+0 @3 '!'", "b+1 @4 [M]"}));
+                 (QStringList{"0 'The'", QString("1 '\u00b7cat'"), QString("2 '\u21b5sat'"), "b+0 @3 '!'", "b+1 @4 [M]"}));
         QCOMPARE(v.queryTickLabels(), (QStringList{"b+0 @3 '!'", "b+1 @4 [M]"}));
 
         MaskConventions inc;

@@ -5,16 +5,19 @@
 #include "acceptance_tree_view.h"
 #include "budget_sweep_plot.h"
 #include "mask_view.h"
+#include "token_display.h"
 #include "tree_steps.h"
 
 #include <qcustomplot.h>
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
 #include <QGraphicsPathItem>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -68,6 +71,36 @@ TreeRunResult threeStepRun(int budget, double tau) {
 }
 
 QString piece(std::int64_t id) { return QStringLiteral("t%1").arg(id); }
+
+/// A budget-64 step: a chain of 8 accepted nodes, each with 7 rejected children (56
+/// nodes), bonus 99. 65 nodes, 8 columns deep, 57 leaves tall.
+TreeStep bigStep(std::int64_t start) {
+    TreeStep s;
+    s.start = start;
+    s.tokens = {10};
+    s.depths = {0};
+    s.parents = {-1};
+    s.drafterProbs = {1.0f};
+    for (int d = 1; d <= 8; ++d) {  // the path node at depth d is node d
+        s.tokens.push_back(100 + d);
+        s.depths.push_back(d);
+        s.parents.push_back(d - 1);
+        s.drafterProbs.push_back(0.5f);
+    }
+    for (int d = 0; d < 8; ++d)
+        for (int k = 0; k < 7; ++k) {
+            s.tokens.push_back(200 + 10 * d + k);
+            s.depths.push_back(d + 1);
+            s.parents.push_back(d);
+            s.drafterProbs.push_back(0.05f);
+        }
+    s.targetChoice.assign(s.tokens.size(), 0);
+    for (int d = 0; d < 8; ++d) s.targetChoice[static_cast<std::size_t>(d)] = 100 + d + 1;
+    s.targetChoice[8] = 99;
+    s.acceptedPath = {0, 1, 2, 3, 4, 5, 6, 7, 8};
+    s.bonusToken = 99;
+    return s;
+}
 
 /// The toy tree's expected visibility: row i lists i and its ancestors.
 const std::vector<std::vector<int>> kToyVisible = {{0}, {0, 1}, {0, 1, 2}, {0, 3}, {0, 1, 2, 4},
@@ -243,6 +276,169 @@ private slots:
         QCOMPARE(v.nodeStates()[1], TreeNodeState::Rejected);  // path is the root only
         v.showPosition(16);
         QCOMPARE(v.currentStep(), 2);
+    }
+
+    void budgetSwitchKeepsTheChainPosition() {
+        // Budget 4: steps at 10 (length 4), 14 (1), 15 (3). Budget 32: steps at 10, 14, 18,
+        // each of length 4.
+        TreeRunResult wide = threeStepRun(32, 4.0);
+        for (int i = 0; i < 3; ++i) {
+            wide.steps[static_cast<std::size_t>(i)] = toyStep();
+            wide.steps[static_cast<std::size_t>(i)].start = 10 + 4 * i;
+        }
+        AcceptanceTreeView v;
+        v.setRuns({threeStepRun(4, 2.0), wide}, piece);
+        QCOMPARE(v.keptPosition(), std::int64_t(-1));
+        v.findChild<QSpinBox*>("treeStepSpin")->setValue(3);  // budget 4's step 3: root at 15
+        QCOMPARE(v.keptPosition(), std::int64_t(15));
+        QVERIFY(v.setCurrentBudget(32));
+        QCOMPARE(v.currentStep(), 1);  // [14, 18) holds 15; the step index 2 would be [18, 22)
+        QCOMPARE(v.currentTreeStep()->start, std::int64_t(14));
+        QVERIFY(v.setCurrentBudget(4));
+        QCOMPARE(v.currentStep(), 2);  // back at the root at 15, not at index 1 (the root at 14)
+        // The link from the chain run keeps its position, not the step's root.
+        v.showPosition(17);
+        QCOMPARE(v.currentStep(), 2);
+        QVERIFY(v.setCurrentBudget(32));
+        QCOMPARE(v.currentStep(), 1);
+        v.showPosition(19);
+        QCOMPARE(v.currentStep(), 2);
+        QVERIFY(v.setCurrentBudget(4));
+        QCOMPARE(v.currentStep(), 2);  // 19 is past budget 4's last step: its last step
+        // New runs forget the position.
+        v.setRuns({wide}, piece);
+        QCOMPARE(v.keptPosition(), std::int64_t(-1));
+        QCOMPARE(v.currentStep(), 0);
+    }
+
+    void rejectedSubtreesFold() {
+        AcceptanceTreeView v;
+        v.resize(900, 700);
+        v.setRuns({threeStepRun(8, 2.667)}, piece);
+        QCOMPARE(v.drawnNodeCount(), 9);
+        QCOMPARE(v.hiddenNodeCount(), 0);
+        // Focus: the rejected nodes 2 (child 4) and 3 (child 7, grandchild 8) fold.
+        auto* focus = v.findChild<QCheckBox*>("focusPathCheck");
+        QVERIFY(focus);
+        focus->setChecked(true);
+        QVERIFY(v.focusAcceptedPath());
+        QVERIFY(v.isSubtreeFolded(2) && v.isSubtreeFolded(3));
+        QCOMPARE(v.drawnNodeCount(), 6);
+        QCOMPARE(v.hiddenNodeCount(), 3);
+        for (int hidden : {4, 7, 8}) {
+            QCOMPARE(v.nodeItem(hidden), nullptr);
+            QCOMPARE(v.edgeItem(hidden), nullptr);
+        }
+        auto badgeOf = [&](int node) {
+            for (auto* child : v.nodeItem(node)->childItems())
+                if (auto* t = dynamic_cast<QGraphicsSimpleTextItem*>(child); t && t->text().startsWith('+')) return t->text();
+            return QString();
+        };
+        QCOMPARE(badgeOf(3), QString("+2"));
+        QCOMPARE(badgeOf(2), QString("+1"));
+        QCOMPARE(badgeOf(1), QString());
+        // The path, its target labels and the bonus stay.
+        QCOMPARE(v.targetChoiceText(6), QString("target \u2192 't40'"));
+        QCOMPARE(v.bonusText(), QString("bonus 't40'"));
+        QCOMPARE(v.nodesTable()->rowCount(), 9);  // the table lists every node
+        // Path nodes and leaves do not fold; a rejected node unfolds alone.
+        QVERIFY(!v.setSubtreeFolded(1, true));
+        QVERIFY(!v.setSubtreeFolded(4, true));
+        QVERIFY(v.setSubtreeFolded(3, false));
+        QCOMPARE(v.drawnNodeCount(), 8);
+        QVERIFY(v.nodeItem(8));
+        // A double-click on node 2 unfolds it.
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        auto* gv = v.graphicsView();
+        const QPoint at = gv->mapFromScene(v.nodeItem(2)->path().boundingRect().center() + QPointF(30, 0));
+        QTest::mouseDClick(gv->viewport(), Qt::LeftButton, {}, at);
+        QVERIFY(!v.isSubtreeFolded(2));
+        QCOMPARE(v.drawnNodeCount(), 9);
+        // Focus applies to the next step: step 3 (path [0, 1, 5]) folds 2 and 3 (6 is a leaf).
+        v.setCurrentStep(2);
+        QVERIFY(v.isSubtreeFolded(2) && v.isSubtreeFolded(3) && !v.isSubtreeFolded(6));
+        QCOMPARE(v.drawnNodeCount(), 6);
+        focus->setChecked(false);
+        QCOMPARE(v.drawnNodeCount(), 9);
+    }
+
+    void fitShowsTheWholeBigTree() {
+        TreeRunResult run;
+        run.budget = 64;
+        run.steps = {bigStep(30)};
+        run.acceptanceLengths = {9};
+        AcceptanceTreeView v;
+        v.resize(700, 500);
+        v.setRuns({run}, piece);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        QCOMPARE(v.drawnNodeCount(), 65);
+        auto* gv = v.graphicsView();
+        auto visible = [&] { return gv->mapToScene(gv->viewport()->rect()).boundingRect(); };
+        const QRectF tree = v.scene()->itemsBoundingRect();
+        // After a step change: readable, the root's end in view, the rest scrolls.
+        QCOMPARE(gv->zoom(), 0.6);
+        QVERIFY(visible().contains(v.nodeItem(0)->path().boundingRect()));
+        QVERIFY(!visible().contains(tree));
+        // Fit: all of it, and it stays fitted when the view grows.
+        v.findChild<QPushButton*>("fitButton")->click();
+        QVERIFY(gv->zoom() < 0.6);
+        QVERIFY(visible().adjusted(-1, -1, 1, 1).contains(tree));
+        v.resize(900, 650);
+        QTest::qWait(50);
+        QVERIFY(visible().adjusted(-1, -1, 1, 1).contains(tree));
+        // Its rejected nodes are leaves: focus has nothing to fold.
+        v.setFocusAcceptedPath(true);
+        QCOMPARE(v.drawnNodeCount(), 65);
+    }
+
+    void whitespaceShownAsGlyphsExportedRaw() {
+        // The one convention (token_display.h).
+        QCOMPARE(displayPiece(" a\tb\r\n"), QString("\u00b7a\u21e5b\u21e4\u21b5"));
+        QCOMPARE(displayPiece("abcdefgh", 5), QString("abcd\u2026"));
+        QCOMPARE(quotedPiece(" x"), QString("'\u00b7x'"));
+        QVERIFY(whitespaceLegend().contains("\u00b7 space") && whitespaceLegend().contains("\u21b5 newline"));
+        // The DDTree table shows glyphs; its CSV and JSON hold the raw text.
+        AcceptanceTreeView v;
+        v.setRuns({threeStepRun(8, 2.667)}, [](std::int64_t id) { return id == 22 ? QString(" if\n") : piece(id); });
+        QCOMPARE(v.nodesTable()->index(5, 2).data().toString(), QString("\u00b7if\u21b5"));
+        QTemporaryDir dir;
+        QString err;
+        v.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QFile json(dir.filePath("ddtree_nodes.json"));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const QByteArray text = json.readAll();
+        QCOMPARE(QJsonDocument::fromJson(text).array()[5].toObject()["piece"].toString(), QString(" if\n"));
+        // Keys in column order.
+        QVERIFY(text.indexOf("\"index\"") < text.indexOf("\"token id\"") &&
+                text.indexOf("\"token id\"") < text.indexOf("\"piece\"") &&
+                text.indexOf("\"piece\"") < text.indexOf("\"depth\"") && text.indexOf("\"on path\"") < text.indexOf("\"state\""));
+        QFile csv(dir.filePath("ddtree_nodes.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QVERIFY(csv.readAll().contains("\r\n5,22,\" if\n\",2,1,"));
+        // A figure title (prompt and drafter) is drawn above the figure; tables stay as they were.
+        QTemporaryDir titled;
+        v.setFigureTitle("prompt fibonacci, drafter A: demo-drafter");
+        v.exportAll(titled.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QFile svg(titled.filePath("ddtree_tree.svg"));
+        QVERIFY(svg.open(QIODevice::ReadOnly));
+        QVERIFY(svg.readAll().contains("prompt fibonacci, drafter A: demo-drafter"));
+        QCOMPARE(QImage(titled.filePath("ddtree_tree.png")).height(), QImage(dir.filePath("ddtree_tree.png")).height() + 2 * 22);
+        QFile plain(dir.filePath("ddtree_nodes.csv")), withTitle(titled.filePath("ddtree_nodes.csv"));
+        QVERIFY(plain.open(QIODevice::ReadOnly) && withTitle.open(QIODevice::ReadOnly));
+        QCOMPARE(withTitle.readAll(), plain.readAll());
+        BudgetSweepPlot sweep;
+        sweep.setRuns(RunResult{}, {threeStepRun(4, 2.0)});
+        sweep.setFigureTitle("prompt p7, drafter B: leak");
+        const int rows = sweep.plot()->plotLayout()->rowCount();
+        sweep.exportAll(titled.path(), &err);
+        QFile sweepSvg(titled.filePath("ddtree_budget_sweep.svg"));
+        QVERIFY(sweepSvg.open(QIODevice::ReadOnly));
+        QVERIFY(sweepSvg.readAll().contains("prompt p7, drafter B: leak"));
+        QCOMPARE(sweep.plot()->plotLayout()->rowCount(), rows);  // the title row is gone after the export
     }
 
     void budgetSweepData() {

@@ -485,6 +485,23 @@ private slots:
         const auto doc = QJsonDocument::fromJson(json.readAll());
         QCOMPARE(doc.array().size(), 12);
         QCOMPARE(doc.array()[7].toObject()["origin"].toString(), QString("bonus (target)"));
+        // A selected step is an on-screen state: the figures are the same without it.
+        QTemporaryDir selected;
+        sel.select(1, 1);
+        QVERIFY(strip.browser()->toHtml().contains("font-weight:700") || strip.browser()->toHtml().contains("font-weight:bold"));
+        for (ExportableView* v : std::initializer_list<ExportableView*>{&grid, &strip, &plots}) {
+            v->exportAll(selected.path(), &err);
+            QVERIFY2(err.isEmpty(), qPrintable(err));
+        }
+        for (const auto& f : {"block_agreement.png", "block_agreement.svg", "output_strip.png", "output_strip.svg",
+                              "acceptance_histogram.png", "acceptance_histogram.svg", "acceptance_rate.svg"}) {
+            QFile a(dir.filePath(f)), b(selected.filePath(f));
+            QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+            QVERIFY2(a.readAll() == b.readAll(), f);
+        }
+        QVERIFY(!strip.figureHtml().contains("font-weight:bold"));
+        QVERIFY(strip.figureHtml().contains("accepted draft"));  // the legend is part of the figure
+        QVERIFY(!strip.figureHtml().contains("Click a token"));
         // Unknown formats are refused with a message.
         QVERIFY(!exportPlot(plots.ratePlot(), dir.filePath("x.bmp"), &err));
         QVERIFY(err.contains("png, svg or pdf"));

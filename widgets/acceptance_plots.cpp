@@ -59,7 +59,8 @@ AcceptancePlots::AcceptancePlots(StepSelection* selection, QWidget* parent)
     layout->addWidget(perStep_);
     connect(selection_, &StepSelection::changed, this, [this](int step, int) { highlight(step); });
     for (auto* p : {rate_, histogram_, perStep_})
-        installExportMenu(p, p->objectName(), [p](const QString& path, QString* e) { return exportPlot(p, path, e); }, table_);
+        installExportMenu(p, p->objectName(), [this, p](const QString& path, QString* e) { return exportFigure(p, path, e); },
+                          table_);
 }
 
 void AcceptancePlots::clear() { setRun(RunResult{}); }
@@ -206,12 +207,20 @@ void AcceptancePlots::highlight(int step) {
     for (auto* p : {rate_, histogram_, perStep_}) p->replot();
 }
 
+bool AcceptancePlots::exportFigure(QCustomPlot* plot, const QString& path, QString* error, int width, int height) {
+    // The selected step's bar is an on-screen state, not part of a figure.
+    highlight(-1);
+    const bool ok = exportPlot(plot, path, error, width, height, figureTitle());
+    highlight(selection_->step());
+    return ok;
+}
+
 QStringList AcceptancePlots::exportAll(const QString& dir, QString* error) {
     QStringList written;
     for (auto* plot : {rate_, histogram_, perStep_})
         for (const auto& fmt : figureFormats()) {
             const QString path = QDir(dir).filePath(plot->objectName() + "." + fmt);
-            if (!exportPlot(plot, path, error, 640, 360)) return written;
+            if (!exportFigure(plot, path, error, 640, 360)) return written;
             written << path;
         }
     for (const auto& fmt : tableFormats()) {

@@ -46,6 +46,8 @@ public:
 private:
     void redraw();
     void highlight(int step);
+    /// Writes `plot` without the selected step's bar (width/height 0: on-screen size).
+    bool exportFigure(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0);
     StepSelection* selection_;
     QCustomPlot* rate_;
     QCustomPlot* histogram_;

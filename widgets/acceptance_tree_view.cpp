@@ -1,7 +1,9 @@
 #include "acceptance_tree_view.h"
 
 #include "figure_export.h"
+#include "token_display.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QGraphicsPathItem>
@@ -41,14 +43,8 @@ const QColor kBonusFill(0xff, 0xf3, 0xcd), kBonusBorder(0xe6, 0x55, 0x0d);
 const QColor kPathEdge(0x23, 0x8b, 0x45), kOtherEdge(0x96, 0x96, 0x96);
 constexpr double kPathEdgeWidth = 4.0, kOtherEdgeWidth = 1.2;
 
-/// A piece as shown in a node: quoted, control characters visible, at most 14 characters.
-QString shownPiece(QString piece) {
-    piece.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    piece.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
-    piece.replace(QLatin1Char('\r'), QStringLiteral("\\r"));
-    if (piece.size() > 14) piece = piece.left(13) + QChar(0x2026);
-    return QLatin1Char('\'') + piece + QLatin1Char('\'');
-}
+/// A piece as shown in a node: quoted, whitespace visible, at most 14 characters.
+QString shownPiece(const QString& piece) { return quotedPiece(piece, 14); }
 
 QString stateName(TreeNodeState s) {
     switch (s) {
@@ -85,6 +81,15 @@ void ZoomableGraphicsView::wheelEvent(QWheelEvent* e) {
     scale(factor, factor);
     e->accept();
     emit zoomedByUser();
+}
+
+void ZoomableGraphicsView::mouseDoubleClickEvent(QMouseEvent* e) {
+    if (QGraphicsItem* item = itemAt(e->position().toPoint())) {
+        emit itemDoubleClicked(item->topLevelItem());
+        e->accept();
+        return;
+    }
+    QGraphicsView::mouseDoubleClickEvent(e);
 }
 
 void ZoomableGraphicsView::resizeEvent(QResizeEvent* e) {
@@ -127,7 +132,8 @@ double ZoomableGraphicsView::fitRect(const QRectF& r, double minZoom, double max
 // ---- AcceptanceTreeView ---------------------------------------------------------------
 
 AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
-    : QWidget(parent), budgetCombo_(new QComboBox(this)), stepSpin_(new QSpinBox(this)), stepInfo_(new QLabel(this)),
+    : QWidget(parent), budgetCombo_(new QComboBox(this)), stepSpin_(new QSpinBox(this)),
+      focusCheck_(new QCheckBox(tr("Focus accepted path"), this)), stepInfo_(new QLabel(this)),
       scene_(new QGraphicsScene(this)), view_(new ZoomableGraphicsView(scene_, this)), tableView_(new QTableView(this)),
       table_(new QStandardItemModel(this)) {
     setObjectName("AcceptanceTreeView");
@@ -140,7 +146,10 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     stepSpin_->setRange(0, 0);
     auto* fit = new QPushButton(tr("Fit"), this);
     fit->setObjectName("fitButton");
-    fit->setToolTip(tr("Scale the tree to fit the view (wheel zooms, drag pans)"));
+    fit->setToolTip(tr("Scale the whole tree to fit the view (wheel zooms, drag pans)"));
+    focusCheck_->setObjectName("focusPathCheck");
+    focusCheck_->setToolTip(tr("Fold the subtree below every rejected node (a folded node shows +k for its k hidden "
+                               "nodes). Double-click a node off the accepted path to fold or unfold it."));
     stepInfo_->setObjectName("treeStepInfo");
     stepInfo_->setWordWrap(true);
     auto* legend = new QLabel(this);
@@ -148,13 +157,16 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
                     swatch(kRoot.fill, tr("root (anchor)")) + "&nbsp;&nbsp;" +
                     swatch(kRejected.border, tr("rejected by the target")) + "&nbsp;&nbsp;" +
                     swatch(kUnreached.border, tr("below a rejection")) + "&nbsp;&nbsp;" +
-                    swatch(kBonusBorder, tr("bonus token")));
+                    swatch(kBonusBorder, tr("bonus token")) + "&nbsp;&nbsp;" +
+                    tr("+k: k nodes folded (double-click to unfold)").toHtmlEscaped() + "<br/>" +
+                    whitespaceLegend().toHtmlEscaped());
     legend->setWordWrap(true);
 
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Budget"), this));
     controls->addWidget(budgetCombo_, 1);
     controls->addWidget(stepSpin_);
+    controls->addWidget(focusCheck_);
     controls->addWidget(fit);
 
     view_->setObjectName("treeGraphicsView");
@@ -182,23 +194,25 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     connect(budgetCombo_, &QComboBox::currentIndexChanged, this, [this](int i) {
         if (updating_) return;
         run_ = i;
-        const int steps = currentRun() ? static_cast<int>(currentRun()->steps.size()) : 0;
-        step_ = steps == 0 ? -1 : std::clamp(step_, 0, steps - 1);
+        // The same chain position, in this budget's steps (the step index means nothing here).
+        const auto* r = currentRun();
+        const int steps = r ? static_cast<int>(r->steps.size()) : 0;
+        step_ = steps == 0 ? -1 : position_ >= 0 ? treeStepCovering(*r, position_) : std::clamp(step_, 0, steps - 1);
         rebuild();
     });
     connect(stepSpin_, &QSpinBox::valueChanged, this, [this](int v) {
         if (!updating_) setCurrentStep(v - 1);
     });
-    connect(fit, &QPushButton::clicked, this, [this] {
-        autoFit_ = true;
-        fitTree();
+    connect(focusCheck_, &QCheckBox::toggled, this, [this](bool on) { setFocusAcceptedPath(on); });
+    connect(fit, &QPushButton::clicked, this, &AcceptanceTreeView::fitTree);
+    connect(view_, &ZoomableGraphicsView::zoomedByUser, this, [this] { autoFit_ = AutoFit::Off; });
+    connect(view_, &ZoomableGraphicsView::itemDoubleClicked, this, [this](QGraphicsItem* item) {
+        const QVariant node = item->data(0);
+        if (node.isValid()) setSubtreeFolded(node.toInt(), !isSubtreeFolded(node.toInt()));
     });
-    connect(view_, &ZoomableGraphicsView::zoomedByUser, this, [this] { autoFit_ = false; });
     // A fit while hidden (a background dock tab) used a meaningless viewport size: refit.
-    connect(view_, &ZoomableGraphicsView::viewportChanged, this, [this] {
-        if (autoFit_) fitTree();
-    });
-    installExportMenu(view_, exportName(), [this](const QString& p, QString* e) { return exportScene(scene_, p, e); },
+    connect(view_, &ZoomableGraphicsView::viewportChanged, this, &AcceptanceTreeView::applyFit);
+    installExportMenu(view_, exportName(), [this](const QString& p, QString* e) { return exportScene(scene_, p, e, 16, figureTitle()); },
                       table_);
     rebuild();
 }
@@ -223,6 +237,8 @@ void AcceptanceTreeView::setRuns(const std::vector<TreeRunResult>& runs, PieceFn
     budgetCombo_->setCurrentIndex(run_);
     updating_ = false;
     step_ = currentRun() && !currentRun()->steps.empty() ? 0 : -1;
+    position_ = -1;
+    drawnRun_ = drawnStep_ = -2;  // new runs: fold afresh even at the same indices
     rebuild();
 }
 
@@ -250,6 +266,13 @@ const TreeStep* AcceptanceTreeView::currentTreeStep() const {
 void AcceptanceTreeView::setCurrentStep(int step) {
     const auto* r = currentRun();
     const int n = r ? static_cast<int>(r->steps.size()) : 0;
+    if (n > 0) position_ = r->steps[static_cast<std::size_t>(std::clamp(step, 0, n - 1))].start;
+    selectStep(step);
+}
+
+void AcceptanceTreeView::selectStep(int step) {
+    const auto* r = currentRun();
+    const int n = r ? static_cast<int>(r->steps.size()) : 0;
     const int s = n == 0 ? -1 : std::clamp(step, 0, n - 1);
     if (s == step_ && drawnRun_ == run_ && drawnStep_ == s) return;
     step_ = s;
@@ -257,8 +280,54 @@ void AcceptanceTreeView::setCurrentStep(int step) {
 }
 
 void AcceptanceTreeView::showPosition(std::int64_t position) {
-    if (const auto* r = currentRun()) setCurrentStep(treeStepCovering(*r, position));
+    position_ = position;
+    if (const auto* r = currentRun()) selectStep(treeStepCovering(*r, position));
 }
+
+void AcceptanceTreeView::setFocusAcceptedPath(bool on) {
+    if (focusCheck_->isChecked() != on) {
+        focusCheck_->setChecked(on);  // toggled() comes back here
+        return;
+    }
+    focus_ = on;
+    drawnStep_ = -2;  // fold afresh
+    rebuild();
+}
+
+void AcceptanceTreeView::foldDefaults() {
+    folded_.assign(states_.size(), false);
+    if (!focus_) return;
+    const TreeStep* st = currentTreeStep();
+    if (!st) return;
+    for (std::size_t i = 1; i < states_.size() && i < st->parents.size(); ++i) {
+        const int p = st->parents[i];
+        // A rejected node with children folds.
+        if (p >= 0 && static_cast<std::size_t>(p) < states_.size() && states_[static_cast<std::size_t>(p)] == TreeNodeState::Rejected)
+            folded_[static_cast<std::size_t>(p)] = true;
+    }
+}
+
+bool AcceptanceTreeView::setSubtreeFolded(int node, bool folded) {
+    const TreeStep* st = currentTreeStep();
+    if (!st || node < 0 || node >= static_cast<int>(states_.size()) ||
+        states_[static_cast<std::size_t>(node)] == TreeNodeState::Accepted)
+        return false;
+    if (std::find(st->parents.begin(), st->parents.end(), node) == st->parents.end()) return false;  // a leaf
+    if (folded_[static_cast<std::size_t>(node)] == folded) return true;
+    folded_[static_cast<std::size_t>(node)] = folded;
+    rebuild();
+    return true;
+}
+
+bool AcceptanceTreeView::isSubtreeFolded(int node) const {
+    return node >= 0 && node < static_cast<int>(folded_.size()) && folded_[static_cast<std::size_t>(node)];
+}
+
+int AcceptanceTreeView::drawnNodeCount() const {
+    return static_cast<int>(std::count_if(nodeItems_.begin(), nodeItems_.end(), [](auto* i) { return i != nullptr; }));
+}
+
+int AcceptanceTreeView::hiddenNodeCount() const { return static_cast<int>(states_.size()) - drawnNodeCount(); }
 
 QString AcceptanceTreeView::piece(std::int64_t id) const {
     return pieceOf_ ? pieceOf_(id) : QStringLiteral("#%1").arg(id);
@@ -288,6 +357,7 @@ void AcceptanceTreeView::rebuild() {
     bonusItem_ = nullptr;
     bonusLabel_ = nullptr;
     states_.clear();
+    const bool newStep = drawnRun_ != run_ || drawnStep_ != step_;
     drawnRun_ = run_;
     drawnStep_ = step_;
 
@@ -309,12 +379,13 @@ void AcceptanceTreeView::rebuild() {
         auto* t = scene_->addSimpleText(stepInfo_->text());
         t->setBrush(Qt::darkGray);
         scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
-        fitTree();
+        applyFit();
         fillTable();
         emit treeStepChanged(currentBudget(), -1);
         return;
     }
     states_ = treeNodeStates(*st);
+    if (newStep || folded_.size() != states_.size()) foldDefaults();
     const int n = static_cast<int>(st->tokens.size());
     const int last = st->acceptedPath.empty() ? 0 : st->acceptedPath.back();
 
@@ -326,11 +397,23 @@ void AcceptanceTreeView::rebuild() {
         if (p >= 0 && p < n) children[static_cast<std::size_t>(p)].push_back(i);
     }
     children[static_cast<std::size_t>(last)].push_back(bonus);
+    // Folded subtrees: their nodes are not drawn; the folded node counts them.
+    std::vector<bool> shown(static_cast<std::size_t>(n + 1), true);
+    std::vector<int> hiddenBelow(static_cast<std::size_t>(n + 1), 0);
+    std::function<int(int, bool)> hide = [&](int v, bool hidden) {
+        shown[static_cast<std::size_t>(v)] = !hidden;
+        int count = 0;
+        for (int c : children[static_cast<std::size_t>(v)])
+            count += 1 + hide(c, hidden || isSubtreeFolded(v));
+        if (isSubtreeFolded(v)) hiddenBelow[static_cast<std::size_t>(v)] = count;
+        return count;
+    };
+    hide(0, false);
     std::vector<double> row(static_cast<std::size_t>(n + 1), 0);
     double nextRow = 0;
     std::function<void(int)> place = [&](int v) {
         const auto& ch = children[static_cast<std::size_t>(v)];
-        if (ch.empty()) {
+        if (ch.empty() || isSubtreeFolded(v)) {
             row[static_cast<std::size_t>(v)] = nextRow++;
             return;
         }
@@ -354,7 +437,7 @@ void AcceptanceTreeView::rebuild() {
     titleItem->setPos(0, 0);
     auto* sub = scene_->addSimpleText(tr("root at position %1; acceptance length %2 (root + %3 accepted); bonus %4\n"
                                          "column = depth; green = accepted path, red = rejected by the target,\n"
-                                         "grey = below a rejection; p = drafter probability")
+                                         "grey = below a rejection; p = drafter probability; +k = k nodes folded")
                                           .arg(st->start).arg(len).arg(len - 1).arg(shownPiece(piece(st->bonusToken))),
                                       small);
     sub->setBrush(Qt::darkGray);
@@ -374,7 +457,7 @@ void AcceptanceTreeView::rebuild() {
     };
     for (int i = 1; i < n; ++i) {
         const int p = st->parents[static_cast<std::size_t>(i)];
-        if (p < 0 || p >= n) continue;
+        if (p < 0 || p >= n || !shown[static_cast<std::size_t>(i)]) continue;
         const bool onPath = states_[static_cast<std::size_t>(i)] == TreeNodeState::Accepted;
         QPen pen(onPath ? kPathEdge : kOtherEdge, onPath ? kPathEdgeWidth : kOtherEdgeWidth);
         auto* e = edge(p, i, pen);
@@ -398,7 +481,9 @@ void AcceptanceTreeView::rebuild() {
         return t;
     };
     targetLabels_.assign(static_cast<std::size_t>(n), nullptr);
+    nodeItems_.assign(static_cast<std::size_t>(n), nullptr);
     for (int i = 0; i < n; ++i) {
+        if (!shown[static_cast<std::size_t>(i)]) continue;
         const auto state = states_[static_cast<std::size_t>(i)];
         const Style& s = i == 0 ? kRoot : state == TreeNodeState::Accepted ? kAccepted
                                         : state == TreeNodeState::Rejected ? kRejected : kUnreached;
@@ -420,7 +505,11 @@ void AcceptanceTreeView::rebuild() {
                                       ? tr("; target's choice after it: %1")
                                             .arg(shownPiece(piece(st->targetChoice[static_cast<std::size_t>(i)])))
                                       : QString()));
-        nodeItems_.push_back(item);
+        nodeItems_[static_cast<std::size_t>(i)] = item;
+        if (const int k = hiddenBelow[static_cast<std::size_t>(i)]; k > 0) {
+            auto* badge = text(item, tr("+%1").arg(k), bold, tl + QPointF(kBoxW + 4, kBoxH / 2 - 9), kOtherEdge.darker(150));
+            badge->setToolTip(tr("%n node(s) folded below; double-click the node to unfold", "", k));
+        }
         if (state == TreeNodeState::Accepted && i < static_cast<int>(st->targetChoice.size())) {
             auto* t = text(nullptr, tr("target \u2192 %1").arg(shownPiece(piece(st->targetChoice[static_cast<std::size_t>(i)]))),
                            small, tl + QPointF(2, kBoxH + 2), kPathEdge.darker(130));
@@ -441,8 +530,8 @@ void AcceptanceTreeView::rebuild() {
                            .arg(st->start).arg(len).arg(shownPiece(piece(st->bonusToken))));
     scene_->setSceneRect(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20));
     fillTable();
-    autoFit_ = true;
-    fitTree();
+    if (newStep && autoFit_ == AutoFit::Off) autoFit_ = AutoFit::Readable;  // the user's zoom was for another tree
+    applyFit();
     emit treeStepChanged(run->budget, step_);
 }
 
@@ -458,27 +547,38 @@ void AcceptanceTreeView::fillTable() {
         it->setData(v, Qt::DisplayRole);
         return it;
     };
+    auto pieceItem = [this](std::int64_t id) {  // glyphs on screen, the raw text in exports
+        auto* it = new QStandardItem(displayPiece(piece(id)));
+        it->setData(piece(id), kExportRole);
+        return it;
+    };
     for (std::size_t i = 0; i < st->tokens.size(); ++i) {
         const bool hasChoice = i < st->targetChoice.size();
         const auto state = states_[i];
-        table_->appendRow({item(static_cast<int>(i)), item(static_cast<qlonglong>(st->tokens[i])), item(piece(st->tokens[i])),
+        table_->appendRow({item(static_cast<int>(i)), item(static_cast<qlonglong>(st->tokens[i])), pieceItem(st->tokens[i]),
                            item(st->depths[i]), item(st->parents[i]), item(static_cast<double>(st->drafterProbs[i])),
                            item(hasChoice ? QVariant(static_cast<qlonglong>(st->targetChoice[i])) : QVariant()),
-                           item(hasChoice ? piece(st->targetChoice[i]) : QString()),
+                           hasChoice ? pieceItem(st->targetChoice[i]) : item(QString()),
                            item(state == TreeNodeState::Accepted), item(stateName(state))});
     }
 }
 
 void AcceptanceTreeView::fitTree() {
-    if (scene_->items().isEmpty()) return;
-    // Never blow a small tree up past 1:1, and keep a large one readable (scroll instead,
-    // starting at the root's end).
-    constexpr double kMinFitZoom = 0.6;
+    autoFit_ = AutoFit::Whole;
+    applyFit();
+}
+
+void AcceptanceTreeView::applyFit() {
+    if (autoFit_ == AutoFit::Off || scene_->items().isEmpty()) return;
+    // Readable: never below 0.6 (a large tree scrolls instead, starting at the root's end);
+    // Whole: as small as the whole tree needs. Neither blows a small tree up past 1:1.
+    constexpr double kReadableZoom = 0.6, kSmallestZoom = 0.02;
+    const bool whole = autoFit_ == AutoFit::Whole;
     const QRectF r = scene_->sceneRect();
-    const double z = view_->fitRect(r, kMinFitZoom, 1.0);
-    if (z <= kMinFitZoom + 1e-9 && !nodeItems_.empty()) {
+    const double z = view_->fitRect(r, whole ? kSmallestZoom : kReadableZoom, 1.0);
+    if (!whole && z <= kReadableZoom + 1e-9 && !nodeItems_.empty() && nodeItems_.front()) {
         const QRectF root = nodeItems_.front()->path().boundingRect();
-        view_->centerOn(r.left() + view_->viewport()->width() / (2 * kMinFitZoom), root.center().y());
+        view_->centerOn(r.left() + view_->viewport()->width() / (2 * kReadableZoom), root.center().y());
     }
 }
 
@@ -486,7 +586,7 @@ QStringList AcceptanceTreeView::exportAll(const QString& dir, QString* error) {
     QStringList written;
     for (const auto& fmt : figureFormats()) {
         const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportScene(scene_, path, error)) return written;
+        if (!exportScene(scene_, path, error, 16, figureTitle())) return written;
         written << path;
     }
     for (const auto& fmt : tableFormats()) {

@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+class QCheckBox;
 class QComboBox;
 class QGraphicsPathItem;
 class QGraphicsScene;
@@ -45,11 +46,14 @@ public:
 signals:
     /// The user zoomed with the wheel (the owner stops fitting on resize).
     void zoomedByUser();
+    /// The user double-clicked `item` (the top-level item under the cursor).
+    void itemDoubleClicked(QGraphicsItem* item);
     /// First show, or the view's own size changed (the owner refits).
     void viewportChanged();
 
 protected:
     void wheelEvent(QWheelEvent* e) override;
+    void mouseDoubleClickEvent(QMouseEvent* e) override;
     void resizeEvent(QResizeEvent* e) override;
     void showEvent(QShowEvent* e) override;
 
@@ -70,6 +74,13 @@ private:
 /// target's choice at the last path node) hangs after that node as a dashed orange box.
 /// Steps are numbered from 1 in the step selector, as elsewhere in the GUI; the API uses
 /// 0-based step indices.
+///
+/// Large budgets (32-64 nodes): a node's subtree can be folded (double-click a node that is
+/// not on the accepted path; "Focus accepted path" folds every rejected node's subtree), a
+/// folded node shows "+k" for its k hidden descendants. Fit scales the whole (shown) tree
+/// into the view; after a step change the view fits at a readable zoom (at least 0.6,
+/// scrolling from the root). Switching the budget keeps the chain position (the linked
+/// position, or the shown step's root), not the step index.
 class AcceptanceTreeView : public QWidget, public ExportableView {
     Q_OBJECT
 public:
@@ -89,19 +100,35 @@ public:
     bool setCurrentBudget(int budget);
     /// 0-based selected step of the current run, -1 if none.
     int currentStep() const { return step_; }
-    /// Selects step `step` (0-based, clamped to the run).
+    /// Selects step `step` (0-based, clamped to the run); its root position becomes the
+    /// position kept across budgets.
     void setCurrentStep(int step);
     /// Selects the step of the current run that verified absolute `position`
-    /// (treeStepCovering): the link from the chain run's selected step.
+    /// (treeStepCovering): the link from the chain run's selected step. The position is
+    /// kept when the budget changes.
     void showPosition(std::int64_t position);
+    /// The absolute position kept across budgets (-1 before any step was chosen).
+    std::int64_t keptPosition() const { return position_; }
+
+    /// Folds every rejected node's subtree (on), or unfolds all (off); applies to every step
+    /// shown from now on.
+    void setFocusAcceptedPath(bool on);
+    bool focusAcceptedPath() const { return focus_; }
+    /// Folds or unfolds the subtree below `node` of the shown step. Nodes on the accepted
+    /// path and leaves cannot fold; returns false for them.
+    bool setSubtreeFolded(int node, bool folded);
+    bool isSubtreeFolded(int node) const;
+    /// Nodes of the shown step hidden in folded subtrees.
+    int hiddenNodeCount() const;
 
     const TreeRunResult* currentRun() const;
     const TreeStep* currentTreeStep() const;
     /// treeNodeStates() of the shown step (empty if none).
     const std::vector<TreeNodeState>& nodeStates() const { return states_; }
-    /// Tree nodes drawn (root included, bonus box excluded).
-    int drawnNodeCount() const { return static_cast<int>(nodeItems_.size()); }
-    /// The box of node i, and the edge from its parent to it (nullptr for the root).
+    /// Tree nodes drawn (root included, bonus box excluded; folded-away nodes excluded).
+    int drawnNodeCount() const;
+    /// The box of node i, and the edge from its parent to it (nullptr for the root and for
+    /// nodes hidden in a folded subtree).
     QGraphicsPathItem* nodeItem(int i) const;
     QGraphicsPathItem* edgeItem(int i) const;
     /// The bonus box (nullptr if no step is shown) and its text.
@@ -115,7 +142,8 @@ public:
     /// The shown step's nodes: index, token id, piece, depth, parent, draft prob, target
     /// choice id and piece, on path, state.
     QStandardItemModel* nodesTable() const { return table_; }
-    /// Scales the view so the whole tree fits.
+    /// Scales the view so the whole shown tree fits (and keeps fitting on resize until the
+    /// user zooms): the Fit button.
     void fitTree();
 
     QString exportName() const override { return QStringLiteral("ddtree_tree"); }
@@ -127,8 +155,12 @@ signals:
     void treeStepChanged(int budget, int step);
 
 private:
+    enum class AutoFit { Off, Readable, Whole };
     void rebuild();
     void fillTable();
+    void selectStep(int step);
+    void applyFit();
+    void foldDefaults();
     QString piece(std::int64_t id) const;
 
     std::vector<TreeRunResult> runs_;
@@ -136,7 +168,10 @@ private:
     int run_ = -1, step_ = -1;
     int drawnRun_ = -2, drawnStep_ = -2;  ///< what rebuild() last drew
     bool updating_ = false;
-    bool autoFit_ = true;  ///< refit on resize until the user zooms
+    AutoFit autoFit_ = AutoFit::Readable;  ///< how to refit on resize (Off once the user zooms)
+    std::int64_t position_ = -1;           ///< chain position kept across budgets
+    bool focus_ = false;                   ///< fold rejected subtrees of every new step
+    std::vector<bool> folded_;             ///< per node of the shown step
     std::vector<TreeNodeState> states_;
     std::vector<QGraphicsPathItem*> nodeItems_, edgeItems_;
     std::vector<QGraphicsSimpleTextItem*> targetLabels_;
@@ -145,6 +180,7 @@ private:
 
     QComboBox* budgetCombo_;
     QSpinBox* stepSpin_;
+    QCheckBox* focusCheck_;
     QLabel* stepInfo_;
     QGraphicsScene* scene_;
     ZoomableGraphicsView* view_;

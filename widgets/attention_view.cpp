@@ -1,6 +1,7 @@
 #include "attention_view.h"
 
 #include "figure_export.h"
+#include "token_display.h"
 
 #include <qcustomplot.h>
 
@@ -21,13 +22,6 @@ namespace {
 
 const QColor kSeparator(120, 120, 120);
 
-QString displayPiece(QString piece) {
-    piece.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    piece.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
-    piece.replace(QLatin1Char('\r'), QStringLiteral("\\r"));
-    if (piece.size() > 12) piece = piece.left(11) + QChar(0x2026);
-    return QLatin1Char('\'') + piece + QLatin1Char('\'');
-}
 
 /// White (0) through blue to near-black (max): readable in print, monotone in lightness.
 QCPColorGradient weightGradient() {
@@ -60,6 +54,7 @@ public:
         return parent.isValid() || view_->shown_.empty() ? 0 : static_cast<int>(view_->attn_.numKeys + 1);
     }
     QVariant data(const QModelIndex& index, int role) const override {
+        if (index.isValid() && index.column() == 0 && role == kExportRole) return view_->yExportLabels_.value(index.row());
         if (!index.isValid() || (role != Qt::DisplayRole && role != Qt::EditRole)) return {};
         if (index.column() == 0) return view_->yLabels_.value(index.row());
         const auto i = static_cast<std::size_t>(index.row() * view_->attn_.numKeys + index.column() - 1);
@@ -172,7 +167,7 @@ void AttentionView::buildUi() {
         plot_, exportName(),
         [this](const QString& path, QString* err) {
             const QSize s = exportSize();
-            return draftscope::exportPlot(plot_, path, err, s.width(), s.height());
+            return draftscope::exportPlot(plot_, path, err, s.width(), s.height(), figureTitle());
         },
         table_);
 
@@ -258,6 +253,7 @@ void AttentionView::recompute() {
     shown_.clear();
     xLabels_.clear();
     yLabels_.clear();
+    yExportLabels_.clear();
     errorLabel_->setText(error_);
     errorLabel_->setVisible(!error_.isEmpty());
     const auto& a = attn_;
@@ -291,13 +287,14 @@ void AttentionView::recompute() {
     for (std::int64_t k = 0; k < K; ++k) {
         QString t = k < ctx ? QString::number(a.keyPositions[static_cast<std::size_t>(k)])
                             : QStringLiteral("b+%1 @%2").arg(k - ctx).arg(a.keyPositions[static_cast<std::size_t>(k)]);
-        if (havePieces) t += QLatin1Char(' ') + displayPiece(pieces_[static_cast<std::size_t>(k)]);
+        if (havePieces) t += QLatin1Char(' ') + quotedPiece(pieces_[static_cast<std::size_t>(k)], 12);
         xLabels_ << t;
     }
     for (std::int64_t q = 0; q < Q; ++q) {
-        QString t = QStringLiteral("b+%1 @%2").arg(q).arg(a.queryPositions[static_cast<std::size_t>(q)]);
-        if (havePieces) t += QLatin1Char(' ') + displayPiece(pieces_[static_cast<std::size_t>(ctx + q)]);
-        yLabels_ << t;
+        const QString t = QStringLiteral("b+%1 @%2").arg(q).arg(a.queryPositions[static_cast<std::size_t>(q)]);
+        const QString piece = havePieces ? pieces_[static_cast<std::size_t>(ctx + q)] : QString();
+        yLabels_ << (havePieces ? t + QLatin1Char(' ') + quotedPiece(piece, 12) : t);
+        yExportLabels_ << (havePieces ? t + QLatin1Char(' ') + piece : t);
     }
     const float maxW = *std::max_element(shown_.begin(), shown_.end());
     // Steps are numbered from 1 in every view, as in the grid and the CLI.
@@ -311,6 +308,7 @@ void AttentionView::recompute() {
                        .arg(static_cast<double>(maxW), 0, 'g', 4);
     if (!pieces_.empty() && !havePieces)
         info += tr("; token pieces ignored (%1 given for %2 keys)").arg(pieces_.size()).arg(K);
+    if (havePieces) info += QStringLiteral(". ") + whitespaceLegend();
     infoLabel_->setText(info);
     title_->setText(tr("Drafter attention, verify step %1, layer %2, %3")
                         .arg(a.step + 1)
@@ -406,7 +404,7 @@ QStringList AttentionView::exportAll(const QString& dir, QString* error) {
     const QSize s = exportSize();
     for (const QString& fmt : draftscope::figureFormats()) {
         const QString path = d.filePath(exportName() + "." + fmt);
-        if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height())) return written;
+        if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height(), figureTitle())) return written;
         written << path;
     }
     for (const QString& fmt : draftscope::tableFormats()) {

@@ -89,6 +89,7 @@ private:
     std::vector<QString> pieces_;
     std::vector<float> shown_;
     QStringList xLabels_, yLabels_;
+    QStringList yExportLabels_;  ///< yLabels_ with the raw, whole pieces (table exports)
     QString error_;
     bool updating_ = false;
 

@@ -1,18 +1,12 @@
 #include "block_agreement_model.h"
 
+#include "figure_export.h"
+#include "token_display.h"
+
 #include <QColor>
 #include <QFont>
 
 namespace draftscope {
-
-namespace {
-QString visible(QString s) {
-    s.replace('\n', QStringLiteral("\u21b5"));  // ↵
-    s.replace('\t', QStringLiteral("\u21e5"));  // ⇥
-    s.replace(' ', QStringLiteral("\u00b7"));   // ·
-    return s;
-}
-}  // namespace
 
 BlockAgreementModel::BlockAgreementModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -92,7 +86,8 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
     const std::int64_t token = j == 0 ? s.anchor : s.drafted[static_cast<std::size_t>(j - 1)];
     const std::size_t k = static_cast<std::size_t>(j - 1);
     switch (role) {
-        case Qt::DisplayRole: return visible(piece(token));
+        case Qt::DisplayRole: return displayPiece(piece(token));
+        case kExportRole: return piece(token);
         case Qt::BackgroundRole: return colorOf(st);
         case Qt::ForegroundRole: return st == CellStatus::AfterCut ? QColor(0x80, 0x80, 0x80) : QColor(Qt::black);
         case StatusRole: return static_cast<int>(st);
@@ -108,7 +103,7 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
                 return tr("Step %1, block position 0 (absolute %2): anchor '%3' (id %4)\n"
                           "The anchor is the target's own token: the bonus token of the previous step, or for "
                           "the first step the target's prediction after the prompt (prefill).")
-                    .arg(index.row() + 1).arg(s.start).arg(piece(token)).arg(token);
+                    .arg(index.row() + 1).arg(s.start).arg(displayPiece(piece(token))).arg(token);
             const char* what = st == CellStatus::Accepted ? "accepted"
                                : st == CellStatus::Rejected ? "rejected (first mismatch)"
                                                             : "after the cut (not committed; the target's token and "
@@ -118,10 +113,10 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
             const auto pos = static_cast<std::size_t>(s.start + j);
             if (hasComparison() && pos < otherDecided_.size() && otherDecided_[pos].step >= 0) {
                 const auto& o = otherDecided_[pos];
-                other = o.accepted ? tr("\n%1: accepted '%2' at its step %3").arg(otherName_, piece(o.drafted)).arg(o.step + 1)
+                other = o.accepted ? tr("\n%1: accepted '%2' at its step %3").arg(otherName_, displayPiece(piece(o.drafted))).arg(o.step + 1)
                         : o.drafted < 0 ? tr("\n%1: no draft here (bonus token of its step %2)").arg(otherName_).arg(o.step + 1)
                                         : tr("\n%1: drafted '%2', rejected at its step %3 (bonus token)")
-                                              .arg(otherName_, piece(o.drafted)).arg(o.step + 1);
+                                              .arg(otherName_, displayPiece(piece(o.drafted))).arg(o.step + 1);
                 if (differs(index.row(), j)) other += tr("  [differs]");
             }
             return tr("Step %1, block position %2 (absolute %3): %4\n"
@@ -130,8 +125,8 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
                       "of its own token %11\n"
                       "target token's rank in the draft top-%12: %13")
                 .arg(index.row() + 1).arg(j).arg(s.start + j).arg(what)
-                .arg(piece(token)).arg(token).arg(s.draftProb[k], 0, 'f', 4)
-                .arg(piece(s.targetTokens[k])).arg(s.targetTokens[k]).arg(s.targetProbOfDraft[k], 0, 'f', 4)
+                .arg(displayPiece(piece(token))).arg(token).arg(s.draftProb[k], 0, 'f', 4)
+                .arg(displayPiece(piece(s.targetTokens[k]))).arg(s.targetTokens[k]).arg(s.targetProbOfDraft[k], 0, 'f', 4)
                 .arg(s.targetProbOfTarget[k], 0, 'f', 4)
                 .arg(s.draftTopIds.empty() ? 0 : static_cast<int>(s.draftTopIds[k].size()))
                 .arg(rank < 0 ? tr("not in the top-k") : QString::number(rank)) + other;

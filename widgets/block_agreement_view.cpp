@@ -2,6 +2,7 @@
 
 #include "figure_export.h"
 #include "step_selection.h"
+#include "token_display.h"
 
 #include <QDir>
 #include <QHBoxLayout>
@@ -26,7 +27,7 @@
 namespace draftscope {
 
 namespace {
-constexpr int kCellW = 78, kCellH = 20, kHeaderW = 120, kHeaderH = 20, kLegendH = 24, kCaptionH = 20;
+constexpr int kCellW = 78, kCellH = 20, kHeaderW = 120, kHeaderH = 20, kLegendH = 42, kCaptionH = 20;
 const QColor kDiffMark(0x8e, 0x24, 0xaa);  // cells the compared drafter decided differently
 
 /// Default cell painting plus a purple frame on cells marked DiffersRole.
@@ -58,7 +59,7 @@ BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent
     table_->setWordWrap(false);
     table_->setItemDelegate(new DiffMarkDelegate(table_));
     summary_->setText(tr("Rows: verify steps. Columns: block positions (0 = anchor). "
-                         "Green accepted, red first rejection, grey drafted after the cut."));
+                         "Green accepted, red first rejection, grey drafted after the cut. ") + whitespaceLegend());
     summary_->setWordWrap(true);
     // The anchor column stays in view when the grid scrolls horizontally: a second view of
     // the same model, showing the step headers and column 0 only, laid over the left edge.
@@ -187,6 +188,7 @@ void BlockAgreementView::updateSummary() {
     if (model_->hasComparison())  // the caption names the drafter and its tau
         text = tr("Green accepted, red first rejection, grey after the cut. Purple frame: the other drafter "
                   "decided this position differently (%1 cells).").arg(model_->differingCellCount());
+    text += QLatin1Char(' ') + whitespaceLegend();
     summary_->setText(caption_.isEmpty() ? text : QStringLiteral("<b>%1</b><br/>%2").arg(caption_.toHtmlEscaped(), text));
 }
 
@@ -238,6 +240,7 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
         p->setPen(Qt::black);
         p->drawText(QRect(x + 18, 2, 160, 18), Qt::AlignVCenter | Qt::AlignLeft, tr("other drafter differs"));
     }
+    p->drawText(QRect(4, 21, size.width() - 8, 18), Qt::AlignVCenter | Qt::AlignLeft, whitespaceLegend());
     const int y0 = kLegendH;
     for (int c = 0; c < model_->columnCount(); ++c)
         p->drawText(QRect(kHeaderW + c * kCellW, y0, kCellW, kHeaderH), Qt::AlignCenter,
@@ -267,7 +270,7 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
 }
 
 bool BlockAgreementView::exportFigure(const QString& path, QString* error) const {
-    return exportPainted(gridSize(), [this](QPainter& p) { paintGrid(&p); }, path, error);
+    return exportPainted(gridSize(), [this](QPainter& p) { paintGrid(&p); }, path, error, figureTitle());
 }
 
 namespace {
@@ -290,7 +293,7 @@ std::unique_ptr<QStandardItemModel> stepRecords(const BlockAgreementModel& m) {
             QList<QStandardItem*> row = {new QStandardItem(QString::number(r + 1)), new QStandardItem(QString::number(c)),
                                          num(idx.data(BlockAgreementModel::AbsolutePositionRole)),
                                          num(idx.data(BlockAgreementModel::DraftTokenRole)),
-                                         new QStandardItem(idx.data().toString()),
+                                         new QStandardItem(idx.data(kExportRole).toString()),  // raw text
                                          num(c == 0 ? QVariant() : idx.data(BlockAgreementModel::TargetTokenRole)),
                                          new QStandardItem(kStatus[idx.data(BlockAgreementModel::StatusRole).toInt()]),
                                          num(idx.data(BlockAgreementModel::DraftProbRole)),

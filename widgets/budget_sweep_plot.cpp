@@ -35,7 +35,7 @@ BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
-    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportPlot(plot_, p, e); }, table_);
+    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportPlot(plot_, p, e, 0, 0, figureTitle()); }, table_);
     clear();
 }
 
@@ -171,7 +171,7 @@ QStringList BudgetSweepPlot::exportAll(const QString& dir, QString* error) {
     QStringList written;
     for (const auto& fmt : figureFormats()) {
         const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportPlot(plot_, path, error, 640, 400)) return written;
+        if (!exportPlot(plot_, path, error, 640, 400, figureTitle())) return written;
         written << path;
     }
     for (const auto& fmt : tableFormats()) {

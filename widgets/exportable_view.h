@@ -17,6 +17,15 @@ public:
     /// Writes `<dir>/<exportName()>.{png,svg,pdf}` (plus .csv/.json for tables). Returns the
     /// written paths; on failure returns what was written and sets *error.
     virtual QStringList exportAll(const QString& dir, QString* error) = 0;
+
+    /// A line naming what the figures belong to (e.g. "prompt fibonacci, drafter A:
+    /// demo-drafter"), drawn above every figure exportAll() writes; empty = none. Tables
+    /// are not changed.
+    void setFigureTitle(const QString& title) { figureTitle_ = title; }
+    const QString& figureTitle() const { return figureTitle_; }
+
+private:
+    QString figureTitle_;
 };
 
 }  // namespace draftscope

@@ -39,6 +39,19 @@ bool checkWritten(const QString& path, QString* error) {
     return true;
 }
 
+/// The value of a cell as exported: kExportRole if the model has it, else DisplayRole.
+QVariant exportedValue(const QAbstractItemModel* model, int row, int col) {
+    const QModelIndex i = model->index(row, col);
+    const QVariant raw = i.data(kExportRole);
+    return raw.isValid() ? raw : i.data(Qt::DisplayRole);
+}
+
+/// Compact JSON text of one value (QJsonDocument writes only arrays and objects).
+QByteArray jsonText(const QJsonValue& v) {
+    const QByteArray a = QJsonDocument(QJsonArray{v}).toJson(QJsonDocument::Compact);
+    return a.mid(1, a.size() - 2);
+}
+
 QString csvField(QString s) {
     if (s.contains(',') || s.contains('"') || s.contains('\n') || s.contains('\r')) {
         s.replace('"', "\"\"");
@@ -52,7 +65,19 @@ QString csvField(QString s) {
 QStringList figureFormats() { return {"png", "svg", "pdf"}; }
 QStringList tableFormats() { return {"csv", "json"}; }
 
-bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width, int height) {
+bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width, int height, const QString& title) {
+    if (!title.isEmpty()) {
+        // A row on top of the plot's layout for the time of the export.
+        plot->plotLayout()->insertRow(0);
+        auto* text = new QCPTextElement(plot, title, QFont(plot->font().family(), 9));
+        text->setMargins(QMargins(4, 4, 4, 0));
+        plot->plotLayout()->addElement(0, 0, text);
+        const bool ok = exportPlot(plot, path, error, width, height);
+        plot->plotLayout()->remove(text);
+        plot->plotLayout()->simplify();
+        plot->replot(QCustomPlot::rpQueuedReplot);
+        return ok;
+    }
     const QString fmt = suffixOf(path);
     bool ok = false;
     if (fmt == "png") {
@@ -79,8 +104,25 @@ bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int widt
     return checkWritten(path, error);
 }
 
-bool exportPainted(const QSize& size, const std::function<void(QPainter&)>& paint, const QString& path,
-                   QString* error) {
+bool exportPainted(const QSize& contentSize, const std::function<void(QPainter&)>& content, const QString& path,
+                   QString* error, const QString& title) {
+    constexpr int kTitleH = 22;
+    const int band = title.isEmpty() ? 0 : kTitleH;
+    const QSize size = contentSize + QSize(0, band);
+    auto paint = [&](QPainter& p) {
+        if (band > 0) {
+            p.fillRect(QRect(0, 0, size.width(), band), Qt::white);
+            QFont f = p.font();
+            f.setPointSize(9);
+            p.save();
+            p.setFont(f);
+            p.setPen(Qt::black);
+            p.drawText(QRect(4, 0, size.width() - 8, band), Qt::AlignVCenter | Qt::AlignLeft, title);
+            p.restore();
+            p.translate(0, band);
+        }
+        content(p);
+    };
     const QString fmt = suffixOf(path);
     if (fmt == "png") {
         QImage image(size * 2, QImage::Format_ARGB32);
@@ -115,12 +157,13 @@ bool exportPainted(const QSize& size, const std::function<void(QPainter&)>& pain
     return checkWritten(path, error);
 }
 
-bool exportWidget(QWidget* widget, const QString& path, QString* error) {
+bool exportWidget(QWidget* widget, const QString& path, QString* error, const QString& title) {
     const QSize size = widget->size().isEmpty() ? widget->sizeHint() : widget->size();
-    return exportPainted(size, [&](QPainter& p) { widget->render(&p); }, path, error);
+    return exportPainted(size, [&](QPainter& p) { widget->render(&p); }, path, error,
+                         title);
 }
 
-bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin) {
+bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin, const QString& title) {
     const QRectF source = scene->itemsBoundingRect().adjusted(-margin, -margin, margin, margin);
     const QSize size = source.size().toSize().expandedTo(QSize(1, 1));
     auto paint = [&](QPainter& p) {
@@ -129,10 +172,10 @@ bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int
         p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
         scene->render(&p, QRectF(QPointF(0, 0), QSizeF(size)), source, Qt::KeepAspectRatio);
     };
-    return exportPainted(size, paint, path, error);
+    return exportPainted(size, paint, path, error, title);
 }
 
-bool exportDocument(const QTextDocument& source, const QString& path, QString* error, int width) {
+bool exportDocument(const QTextDocument& source, const QString& path, QString* error, int width, const QString& title) {
     std::unique_ptr<QTextDocument> doc(source.clone());
     doc->setTextWidth(width);
     const QSize size(width, static_cast<int>(std::ceil(doc->size().height())));
@@ -140,7 +183,7 @@ bool exportDocument(const QTextDocument& source, const QString& path, QString* e
         p.fillRect(QRect(QPoint(0, 0), size), Qt::white);
         doc->drawContents(&p);
     };
-    return exportPainted(size, paint, path, error);
+    return exportPainted(size, paint, path, error, title);
 }
 
 bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error) {
@@ -156,18 +199,21 @@ bool exportTable(const QAbstractItemModel* model, const QString& path, QString* 
         lines << h.join(',');
         for (int r = 0; r < rows; ++r) {
             QStringList fields;
-            for (int c = 0; c < cols; ++c) fields << csvField(model->index(r, c).data(Qt::DisplayRole).toString());
+            for (int c = 0; c < cols; ++c) fields << csvField(exportedValue(model, r, c).toString());
             lines << fields.join(',');
         }
         bytes = (lines.join("\r\n") + "\r\n").toUtf8();
     } else if (fmt == "json") {
-        QJsonArray arr;
+        // Written by hand: QJsonObject sorts its keys, a table's columns have an order.
+        bytes = "[\n";
         for (int r = 0; r < rows; ++r) {
-            QJsonObject o;
-            for (int c = 0; c < cols; ++c) o.insert(headers[c], QJsonValue::fromVariant(model->index(r, c).data(Qt::DisplayRole)));
-            arr.append(o);
+            bytes += "    {\n";
+            for (int c = 0; c < cols; ++c)
+                bytes += "        " + jsonText(headers[c]) + ": " +
+                         jsonText(QJsonValue::fromVariant(exportedValue(model, r, c))) + (c + 1 < cols ? ",\n" : "\n");
+            bytes += r + 1 < rows ? "    },\n" : "    }\n";
         }
-        bytes = QJsonDocument(arr).toJson(QJsonDocument::Indented);
+        bytes += "]\n";
     } else {
         return fail(error, QStringLiteral("unknown table format '%1' for '%2' (use csv or json)").arg(fmt, path));
     }

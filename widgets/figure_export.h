@@ -2,6 +2,7 @@
 // Export of views and tables: every figure to PNG, SVG and PDF, every table to CSV and JSON.
 
 #include <QSize>
+#include <QtCore/qnamespace.h>
 #include <QString>
 
 #include <functional>
@@ -23,30 +24,40 @@ QStringList figureFormats();  // {"png", "svg", "pdf"}
 QStringList tableFormats();   // {"csv", "json"}
 
 /// Writes `plot` to `path`; the format follows the suffix (png, svg or pdf). SVG and PDF are
-/// vector output. width/height 0 keep the on-screen size. Returns false and sets *error
-/// (naming the path) on failure or an unknown suffix.
-bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0);
+/// vector output. width/height 0 keep the on-screen size. A non-empty `title` is drawn as
+/// a line above the plot (inside width x height). Returns false and sets *error (naming
+/// the path) on failure or an unknown suffix.
+bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0,
+                const QString& title = {});
 
 /// Writes what `paint` draws on a `size` canvas (white background) to `path`: png raster
 /// (2x), svg and pdf vector, by suffix. The one place the three formats are set up; every
-/// export of custom-painted content goes through it. Same error contract as exportPlot.
+/// export of custom-painted content goes through it. A non-empty `title` adds a line above
+/// the content (the canvas grows by its height). Same error contract as exportPlot.
 bool exportPainted(const QSize& size, const std::function<void(QPainter&)>& paint, const QString& path,
-                   QString* error);
+                   QString* error, const QString& title = {});
 
 /// Renders any widget to `path` (png raster, svg and pdf vector where the widget paints
 /// vector primitives). Same error contract as exportPlot.
-bool exportWidget(QWidget* widget, const QString& path, QString* error);
+bool exportWidget(QWidget* widget, const QString& path, QString* error, const QString& title = {});
 
 /// Renders the whole of `scene` (its items' bounding rect plus a margin, on white, at 1:1
 /// scale) to `path`: png raster (2x), svg and pdf vector. Same error contract as exportPlot.
-bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin = 16);
+bool exportScene(QGraphicsScene* scene, const QString& path, QString* error, int margin = 16, const QString& title = {});
 
 /// Writes a rich-text document laid out at `width` pixels (its full height, not just what a
 /// scroll area shows) as png, svg or pdf. Same error contract as exportPlot.
-bool exportDocument(const QTextDocument& document, const QString& path, QString* error, int width = 1000);
+bool exportDocument(const QTextDocument& document, const QString& path, QString* error, int width = 1000,
+                    const QString& title = {});
 
-/// Writes the model's DisplayRole cells (with headers) to `path`: CSV (RFC 4180 quoting)
-/// or JSON (array of objects keyed by column header). Same error contract as exportPlot.
+/// Item data role a model gives when the exported value differs from the shown one: a
+/// token piece is shown with whitespace glyphs (displayPiece()) but exported as its raw
+/// text.
+constexpr int kExportRole = Qt::UserRole + 1000;
+
+/// Writes the model's cells (with headers) to `path`: CSV (RFC 4180 quoting) or JSON (array
+/// of objects, keys in column order). A cell's kExportRole data is written when the model
+/// has it, else its DisplayRole. Same error contract as exportPlot.
 bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error);
 
 /// Adds "Export as PNG/SVG/PDF..." (and, if `table` is given, "Export table as CSV/JSON...")

@@ -1,5 +1,8 @@
 #include "hidden_stats_model.h"
 
+#include "figure_export.h"
+#include "token_display.h"
+
 #include <QBrush>
 #include <QColor>
 
@@ -59,17 +62,6 @@ const std::vector<float>& hiddenStatValues(const HiddenSeriesStats& series, Hidd
     case HiddenStat::MaxAbs: return series.maxAbs;
     }
     return series.rms;
-}
-
-QString visibleTokenPiece(const QString& piece) {
-    QString s = piece;
-    s.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    s.replace(QLatin1Char('\r'), QStringLiteral("\\r"));
-    s.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
-    const QChar openBox(0x2423);
-    for (int i = 0; i < s.size() && s[i] == QLatin1Char(' '); ++i) s[i] = openBox;
-    for (int i = s.size() - 1; i >= 0 && s[i] == QLatin1Char(' '); --i) s[i] = openBox;
-    return s;
 }
 
 QString hiddenSeriesLabel(const HiddenSeriesStats& series) {
@@ -158,11 +150,12 @@ QVariant HiddenStatsModel::data(const QModelIndex& index, int role) const {
                                    : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
 
     if (si < 0) {
-        if (role == Qt::DisplayRole) return col == kPositionColumn ? QVariant(row) : QVariant(visibleTokenPiece(tokenPiece(row)));
+        if (role == Qt::DisplayRole) return col == kPositionColumn ? QVariant(row) : QVariant(displayPiece(tokenPiece(row)));
+        if (role == kExportRole && col == kTokenColumn) return tokenPiece(row);  // the raw text
         if (role == Qt::ToolTipRole) {
             QString tip = QStringLiteral("position %1").arg(row);
             if (p < stats_.ids.size()) tip += QStringLiteral(", token id %1").arg(stats_.ids[p]);
-            if (p < pieces_.size()) tip += QStringLiteral(", piece \"%1\"").arg(visibleTokenPiece(pieces_[p]));
+            if (p < pieces_.size()) tip += QStringLiteral(", piece \"%1\"").arg(displayPiece(pieces_[p]));
             QStringList in;
             for (std::size_t s = 0; s < stats_.series.size(); ++s)
                 if (outlier_[s][p]) in << QString::fromStdString(stats_.series[s].name);
@@ -183,7 +176,7 @@ QVariant HiddenStatsModel::data(const QModelIndex& index, int role) const {
         if (series.layerId >= 0) tip += QStringLiteral(" (target layer id %1)").arg(series.layerId);
         tip += QStringLiteral("\n%1 at position %2").arg(hiddenStatLabel(stat)).arg(row);
         const QString piece = tokenPiece(row);
-        if (!piece.isEmpty()) tip += QStringLiteral(" (\"%1\")").arg(visibleTokenPiece(piece));
+        if (!piece.isEmpty()) tip += QStringLiteral(" (\"%1\")").arg(displayPiece(piece));
         tip += has ? QStringLiteral(" = %1").arg(static_cast<double>(values[p]), 0, 'g', 7)
                    : QStringLiteral(": no value");
         tip += QLatin1Char('\n') + hiddenStatDefinition(stat);

@@ -23,9 +23,6 @@ QString hiddenStatLabel(HiddenStat stat);
 QString hiddenStatDefinition(HiddenStat stat);
 /// The [T] values of `stat` in `series` (rms, mean, std or maxAbs).
 const std::vector<float>& hiddenStatValues(const HiddenSeriesStats& series, HiddenStat stat);
-/// A token piece with invisible characters made visible: newline, CR and tab as \n, \r, \t
-/// and leading/trailing spaces as U+2423 (open box); an empty piece stays empty.
-QString visibleTokenPiece(const QString& piece);
 /// Legend/summary label of a series: "<name> · <layerType>" (just the name without a type).
 QString hiddenSeriesLabel(const HiddenSeriesStats& series);
 

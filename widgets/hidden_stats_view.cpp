@@ -1,6 +1,7 @@
 #include "hidden_stats_view.h"
 
 #include "figure_export.h"
+#include "token_display.h"
 
 #include <qcustomplot.h>
 
@@ -72,6 +73,9 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     caption_->setWordWrap(true);
     caption_->setVisible(false);
     v->addWidget(caption_);
+    auto* whitespace = new QLabel(whitespaceLegend(), content);
+    whitespace->setObjectName(QStringLiteral("whitespaceLegend"));
+    v->addWidget(whitespace);
 
     // Line plot controls and summary.
     auto* controls = new QHBoxLayout;
@@ -170,7 +174,7 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     installExportMenu(linePlot_, exportName(), lineRender, model_);
     installExportMenu(histPlot_, exportName() + QStringLiteral("_histogram"),
                       [this](const QString& path, QString* error) {
-                          return exportPlot(histPlot_, path, error, kHistExportWidth, kHistExportHeight);
+                          return exportPlot(histPlot_, path, error, kHistExportWidth, kHistExportHeight, figureTitle());
                       });
     installExportMenu(table_, exportName(), lineRender, model_);
 
@@ -274,7 +278,7 @@ void HiddenStatsView::setStats(const HiddenStateStats& stats, const std::vector<
     if (t > 0 && t <= kMaxTokenTicks) {
         auto ticker = QSharedPointer<QCPAxisTickerText>::create();
         for (int pos = 0; pos < t; ++pos) {
-            const QString piece = visibleTokenPiece(model_->tokenPiece(pos));
+            const QString piece = displayPiece(model_->tokenPiece(pos));
             ticker->addTick(pos, piece.isEmpty() ? QString::number(pos)
                                                  : QStringLiteral("%1 %2").arg(pos).arg(elided(piece, 12)));
         }
@@ -476,7 +480,7 @@ void HiddenStatsView::refreshSummary() {
             QStringList ps;
             for (std::size_t k = 0; k < s.outlierPositions.size() && k < std::size_t(kSummaryOutliersShown); ++k) {
                 const int p = int(s.outlierPositions[k]);
-                const QString piece = visibleTokenPiece(model_->tokenPiece(p));
+                const QString piece = displayPiece(model_->tokenPiece(p));
                 ps << (piece.isEmpty() ? QString::number(p) : QStringLiteral("%1 \"%2\"").arg(p).arg(elided(piece, 16)));
             }
             if (s.outlierPositions.size() > std::size_t(kSummaryOutliersShown))
@@ -533,7 +537,11 @@ void HiddenStatsView::onLineRelease(QMouseEvent* event) {
 
 bool HiddenStatsView::exportLinePlot(const QString& path, QString* error) {
     updateLegendWrap(kLineExportWidth);  // legend rows fitted to the export width
-    const bool ok = exportPlot(linePlot_, path, error, kLineExportWidth, kLineExportHeight);
+    // The clicked-position marker is an on-screen state, not part of the figure.
+    const bool marked = marker_->visible();
+    marker_->setVisible(false);
+    const bool ok = exportPlot(linePlot_, path, error, kLineExportWidth, kLineExportHeight, figureTitle());
+    marker_->setVisible(marked);
     updateLegendWrap(linePlot_->width());
     return ok;
 }
@@ -560,7 +568,7 @@ QStringList HiddenStatsView::exportAll(const QString& dir, QString* error) {
     }
     for (const QString& fmt : figureFormats()) {
         const QString path = d.filePath(exportName() + QStringLiteral("_histogram.") + fmt);
-        if (!exportPlot(histPlot_, path, &err, kHistExportWidth, kHistExportHeight)) return fail(err);
+        if (!exportPlot(histPlot_, path, &err, kHistExportWidth, kHistExportHeight, figureTitle())) return fail(err);
         written << path;
     }
     for (const QString& fmt : tableFormats()) {

@@ -1,6 +1,7 @@
 #include "mask_view.h"
 
 #include "figure_export.h"
+#include "token_display.h"
 #include "tree_steps.h"
 
 #include "draftscope/errors.h"
@@ -46,15 +47,6 @@ QString swatch(const QColor& c, const QString& text) {
         .arg(c.name(), text.toHtmlEscaped());
 }
 
-/// A token piece as shown in an axis label: quoted, control characters made visible,
-/// truncated to 12 characters.
-QString displayPiece(QString piece) {
-    piece.replace(QLatin1Char('\n'), QStringLiteral("\\n"));
-    piece.replace(QLatin1Char('\t'), QStringLiteral("\\t"));
-    piece.replace(QLatin1Char('\r'), QStringLiteral("\\r"));
-    if (piece.size() > 12) piece = piece.left(11) + QChar(0x2026);
-    return QLatin1Char('\'') + piece + QLatin1Char('\'');
-}
 
 /// Legend entry for white (masked) cells: an outlined square.
 QString hollow(const QString& text) {
@@ -306,7 +298,7 @@ void MaskView::buildUi() {
         plot_, exportName(),
         [this](const QString& path, QString* err) {
             const QSize s = exportSize();
-            return draftscope::exportPlot(plot_, path, err, s.width(), s.height());
+            return draftscope::exportPlot(plot_, path, err, s.width(), s.height(), figureTitle());
         },
         table_);
 
@@ -503,9 +495,10 @@ void MaskView::rebuild() {
     if (shownIsDiff_) {
         legendLabel_->setText(swatch(kOnlyA, tr("only A sees")) + "&nbsp;&nbsp;" + swatch(kOnlyB, tr("only B sees")) +
                               "&nbsp;&nbsp;" + swatch(kBothVisible, tr("both see")) + "&nbsp;&nbsp;" +
-                              hollow(tr("neither")));
+                              hollow(tr("neither")) + "&nbsp;&nbsp;" + whitespaceLegend().toHtmlEscaped());
     } else {
-        legendLabel_->setText(swatch(kVisible, tr("may attend")) + "&nbsp;&nbsp;" + hollow(tr("masked")));
+        legendLabel_->setText(swatch(kVisible, tr("may attend")) + "&nbsp;&nbsp;" + hollow(tr("masked")) + "&nbsp;&nbsp;" +
+                              whitespaceLegend().toHtmlEscaped());
     }
     if (error_.isEmpty() && maskA_.rows > 0) {
         if (shownIsDiff_) {
@@ -593,7 +586,7 @@ QString MaskView::tickLabel(bool isRow, std::int64_t index) const {
         const std::int64_t node = isRow ? index : index - m.contextCols;
         QString text = label + QStringLiteral(" @") + QString::number(pos);
         if (node >= 0 && node < static_cast<std::int64_t>(treePieces_.size()))
-            text += QLatin1Char(' ') + displayPiece(treePieces_[static_cast<std::size_t>(node)]);
+            text += QLatin1Char(' ') + quotedPiece(treePieces_[static_cast<std::size_t>(node)], 12);
         return text;
     }
     if (inference) {
@@ -607,7 +600,7 @@ QString MaskView::tickLabel(bool isRow, std::int64_t index) const {
         }
         if (tokenPos == -2) piece = QStringLiteral("[M]");
         else if (tokenPos >= 0 && tokenPos < static_cast<std::int64_t>(pieces_.size()))
-            piece = displayPiece(pieces_[static_cast<std::size_t>(tokenPos)]);
+            piece = quotedPiece(pieces_[static_cast<std::size_t>(tokenPos)], 12);
     }
 
     QString text;
@@ -753,7 +746,7 @@ QStringList MaskView::exportAll(const QString& dir, QString* error) {
     auto writeFiles = [&](const QString& base) {
         for (const QString& fmt : draftscope::figureFormats()) {
             const QString path = d.filePath(base + "." + fmt);
-            if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height())) return false;
+            if (!draftscope::exportPlot(plot_, path, error, s.width(), s.height(), figureTitle())) return false;
             written << path;
         }
         for (const QString& fmt : draftscope::tableFormats()) {

@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QScrollBar>
 #include <QTextBrowser>
+#include <QTextDocument>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -28,7 +29,7 @@ OutputStripView::OutputStripView(StepSelection* selection, QWidget* parent)
         if (url.scheme() == "tok") activateToken(url.path().toInt());
     });
     connect(selection_, &StepSelection::changed, this, [this] { render(); });
-    installExportMenu(browser_, exportName(), [this](const QString& p, QString* e) { return exportDocument(*browser_->document(), p, e, 1000); },
+    installExportMenu(browser_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); },
                       model_);
 }
 
@@ -54,7 +55,7 @@ void OutputStripView::setComparison(const RunResult& other, const QString& nameA
     render();
 }
 
-void OutputStripView::updateLegend() {
+QString OutputStripView::legendHtml(bool figure) const {
     QString legend;
     auto swatch = [](const QColor& c, const QString& text) {
         return QStringLiteral("<span style='background-color:%1'>&nbsp;%2&nbsp;</span> ").arg(c.name(), text.toHtmlEscaped());
@@ -67,10 +68,14 @@ void OutputStripView::updateLegend() {
     } else {
         for (auto o : {TokenOrigin::Prompt, TokenOrigin::AcceptedDraft, TokenOrigin::Bonus})
             legend += swatch(OutputTokenModel::colorOf(o), OutputTokenModel::nameOf(o));
-        legend += tr(" &nbsp;Click a token to select the step that committed it.");
+        if (!figure) legend += tr(" &nbsp;Click a token to select the step that committed it.");
     }
-    // With two drafters the legend is part of the document, so exported figures carry it.
-    legend_->setText(legend);
+    return legend;
+}
+
+void OutputStripView::updateLegend() {
+    // With two drafters the legend is part of the document (it is long); else a label.
+    legend_->setText(legendHtml(false));
     legend_->setVisible(!model_->hasComparison());
 }
 
@@ -81,10 +86,9 @@ void OutputStripView::activateToken(int i) {
     selection_->select(step, static_cast<int>(i - st.start));
 }
 
-void OutputStripView::render() {
-    const int selected = selection_->step();
+QString OutputStripView::documentHtml(int selected, bool withLegend) const {
     QString html;
-    if (model_->hasComparison()) html += QStringLiteral("<p>%1</p>").arg(legend_->text());
+    if (withLegend) html += QStringLiteral("<p>%1</p>").arg(legendHtml(true));
     html += QStringLiteral("<div style='font-family:monospace; line-height:150%'>");
     for (int i = 0; i < model_->rowCount(); ++i) {
         const QColor background = model_->hasComparison() ? draftscope::colorOf(model_->acceptedByOf(i))
@@ -100,16 +104,27 @@ void OutputStripView::render() {
         if (newline) html += "<br/>";
     }
     html += "</div>";
+    return html;
+}
+
+void OutputStripView::render() {
     const int scroll = browser_->verticalScrollBar()->value();
-    browser_->setHtml(html);
+    browser_->setHtml(documentHtml(selection_->step(), model_->hasComparison()));
     browser_->verticalScrollBar()->setValue(scroll);
+}
+
+bool OutputStripView::exportFigure(const QString& path, QString* error) const {
+    QTextDocument doc;
+    doc.setDefaultFont(browser_->document()->defaultFont());
+    doc.setHtml(figureHtml());
+    return exportDocument(doc, path, error, 1000, figureTitle());
 }
 
 QStringList OutputStripView::exportAll(const QString& dir, QString* error) {
     QStringList written;
     for (const auto& fmt : figureFormats()) {
         const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportDocument(*browser_->document(), path, error, 1000)) return written;
+        if (!exportFigure(path, error)) return written;
         written << path;
     }
     for (const auto& fmt : tableFormats()) {

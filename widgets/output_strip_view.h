@@ -30,11 +30,21 @@ public:
     void activateToken(int tokenIndex);
 
     QString exportName() const override { return "output_strip"; }
+    /// The figure is the whole text with its legend and without the selected step's
+    /// highlight (a transient on-screen state).
     QStringList exportAll(const QString& dir, QString* error) override;
+    /// The HTML the figure is made of (what exportAll() draws).
+    QString figureHtml() const { return documentHtml(-1, true); }
 
 private:
     void render();
     void updateLegend();
+    /// Swatches of the colours; `figure` leaves out the on-screen hint.
+    QString legendHtml(bool figure) const;
+    /// The text; tokens of `selectedStep` (-1: none) bold and underlined; the legend on top
+    /// if `withLegend`.
+    QString documentHtml(int selectedStep, bool withLegend) const;
+    bool exportFigure(const QString& path, QString* error) const;
     StepSelection* selection_;
     OutputTokenModel* model_;
     QTextBrowser* browser_;

@@ -263,7 +263,7 @@ QStringList ResultsAggregatePlots::exportAll(const QString& dir, QString* error)
     for (auto* plot : {tau_, position_, histogram_, budget_})
         for (const auto& fmt : figureFormats()) {
             const QString path = QDir(dir).filePath(plot->objectName() + "." + fmt);
-            if (!exportPlot(plot, path, error, 640, 400)) return written;
+            if (!exportPlot(plot, path, error, 640, 400, figureTitle())) return written;
             written << path;
         }
     for (const auto& fmt : tableFormats()) {

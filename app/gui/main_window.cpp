@@ -574,6 +574,19 @@ QList<ExportableView*> MainWindow::exportableViews() const {
 
 QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {
     QDir().mkpath(dir);
+    // Every figure names its prompt and the drafter it shows (A or B when two are compared).
+    for (auto* v : exportableViews()) v->setFigureTitle({});
+    if (last_) {
+        const bool ab = isComparing();
+        const QString a = figureTitleOf(*last_, ab ? "A" : "");
+        const QString both = ab ? a + ", B: " + drafterNameOf(*last_->comparison) : a;  // views that overlay A and B
+        for (ExportableView* v : std::initializer_list<ExportableView*>{stripView_, acceptance_, sweep_}) v->setFigureTitle(both);
+        blockView_->setFigureTitle(a);
+        const QString d = figureTitleOf(*detailBundle(), ab ? (detailDrafter() == 1 ? "B" : "A") : "");
+        for (ExportableView* v : std::initializer_list<ExportableView*>{maskView_, attentionView_, statsView_, treeView_})
+            v->setFigureTitle(d);
+        if (ab) blockViewB_->setFigureTitle(figureTitleOf(*last_->comparison, "B"));
+    }
     QStringList all;
     for (auto* v : exportableViews()) {
         QString err;

@@ -20,6 +20,9 @@ namespace draftscope {
 struct RunBundle {
     quint64 requestId = 0;
     PromptSpec prompt;
+    /// The prompt's id where it has one (a results file's prompt id, a prompt-set entry);
+    /// figure titles use it, else the prompt's first line.
+    QString promptLabel;
     RunResult run;
     std::vector<TreeRunResult> treeRuns;
     HiddenStateStats hiddenStats;
@@ -41,6 +44,25 @@ struct RunBundle {
 };
 
 using RunBundlePtr = std::shared_ptr<const RunBundle>;
+
+/// The drafter's directory name (the last path component).
+inline QString drafterNameOf(const RunBundle& b) {
+    return QString::fromStdString(b.drafter.directory).section(QLatin1Char('/'), -1, -1, QString::SectionSkipEmpty);
+}
+
+/// The title line of an exported figure: "prompt <id or first line>, drafter <letter>:
+/// <drafter directory name>" (no letter: "drafter <name>").
+inline QString figureTitleOf(const RunBundle& b, const QString& letter) {
+    QString prompt = b.promptLabel;
+    if (prompt.isEmpty()) {
+        prompt = b.prompt.kind == PromptSpec::Kind::Ids
+                     ? QStringLiteral("ids[%1]").arg(b.prompt.ids.size())
+                     : QString::fromStdString(b.prompt.text).trimmed().section(QLatin1Char('\n'), 0, 0).trimmed();
+        if (prompt.size() > 40) prompt = prompt.left(39) + QChar(0x2026);
+        prompt = QLatin1Char('"') + prompt + QLatin1Char('"');
+    }
+    return QStringLiteral("prompt %1, drafter %2%3").arg(prompt, letter.isEmpty() ? QString() : letter + ": ", drafterNameOf(b));
+}
 
 }  // namespace draftscope
 
