@@ -304,6 +304,7 @@ private slots:
         e.loadDrafter(demoDrafter());
         RunSettings s;
         s.maxNewTokens = 50;
+        s.loop = LoopRevision::April2026;  // the April reference's behaviour
         const auto r = e.run(ids(promptIds(0)), s);
         QCOMPARE(r.steps.size(), std::size_t(1));
         QVERIFY(r.stoppedAtEos);
@@ -312,6 +313,13 @@ private slots:
         QCOMPARE(r.outputIds, expected);
         QCOMPARE(r.perPositionAcceptance.at(0), 1.0);
         QVERIFY(r.tau >= 1.0);
+        // The current loop checks stop tokens inside the loop: a stop token as the first
+        // anchor ends the run before any step, with the same output (docs/ENGINE.md).
+        s.loop = LoopRevision::Current;
+        const auto c = e.run(ids(promptIds(0)), s);
+        QCOMPARE(c.steps.size(), std::size_t(0));
+        QVERIFY(c.stoppedAtEos);
+        QCOMPARE(c.outputIds, expected);
     }
 
     void hugeMaxNewIsRefusedNotOverflowed() {
