@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""Runs draftscope-cli on the fixture prompts 0-3 with the three fixture drafters and
-compares output ids and acceptance lengths with the official DFlash goldens.
+"""Runs draftscope-cli on the fixture prompts 0-3 with the fixture drafters and compares
+output ids and acceptance lengths with the official DFlash goldens.
 
     python3 tools/check_goldens.py --cli build/app/draftscope-cli [--device cuda] [--dtype bfloat16]
+    python3 tools/check_goldens.py --cli ... --variants   # drafter layouts, both loop revisions
+
+Without --variants: the April-2026 loop's goldens (tests/data/goldens.json) of drafter-good,
+-anchor-leak and -label-shift. With --variants: tests/data/variant_goldens.json, i.e. the
+drafters with sliding-window / causal / YaRN layouts and drafter-good under the current loop
+(`current`, and `current_eos` with the eos stop token) and the April loop (`2026-04`).
 
 Prints one line per (drafter, prompt) and a summary; exit code 1 if any run differs
 (for bfloat16 a difference is expected and reported, not a failure, with --report-only).
@@ -21,6 +27,14 @@ DRAFTERS = {
     "drafter-anchor-leak": os.path.join(ROOT, "tests/data/models/drafter-anchor-leak"),
     "drafter-label-shift": os.path.join(ROOT, "tests/data/models/drafter-label-shift"),
 }
+VARIANT_DRAFTERS = {
+    "drafter-swa": os.path.join(ROOT, "tests/data/models/drafter-swa"),
+    "drafter-modelopt-swa": os.path.join(ROOT, "tests/data/models/drafter-modelopt-swa"),
+    "drafter-yarn": os.path.join(ROOT, "tests/data/models/drafter-yarn"),
+    "drafter-good": os.path.join(ROOT, "resources/demo/drafter"),
+}
+# golden section -> (--loop value, stop at eos)
+VARIANT_SECTIONS = {"current": ("current", False), "current_eos": ("current", True), "2026-04": ("2026-04", False)}
 
 
 def main():
@@ -30,29 +44,40 @@ def main():
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--json", help="write the comparison here")
+    ap.add_argument("--variants", action="store_true",
+                    help="check tests/data/variant_goldens.json (drafter layouts, current and April loops)")
     a = ap.parse_args()
-    goldens = json.load(open(os.path.join(ROOT, "tests/data/goldens.json")))
+    if a.variants:
+        goldens = json.load(open(os.path.join(ROOT, "tests/data/variant_goldens.json")))
+        cases = [(name, path, section, loop, eos, goldens[section])
+                 for section, (loop, eos) in VARIANT_SECTIONS.items()
+                 for name, path in VARIANT_DRAFTERS.items()]
+    else:
+        goldens = json.load(open(os.path.join(ROOT, "tests/data/goldens.json")))
+        cases = [(name, path, "dflash_generate", "2026-04", False, goldens["dflash_generate"])
+                 for name, path in DRAFTERS.items()]
     rows, failures = [], 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, path in DRAFTERS.items():
+        for name, path, section, loop, eos, table in cases:
             for i in range(4):
                 ids = ",".join(map(str, goldens["prompt_ids"][str(i)]))
                 out = os.path.join(tmp, "r.json")
                 subprocess.run([a.cli, "run", "--target", os.path.join(ROOT, "resources/demo/target"),
-                                "--drafter", path, "--prompt-ids", ids, "--max-new", "96", "--ignore-eos",
-                                "--device", a.device, "--dtype", a.dtype, "--json", out, "--quiet"],
+                                "--drafter", path, "--prompt-ids", ids, "--max-new", "96", "--loop", loop]
+                               + ([] if eos else ["--ignore-eos"])
+                               + ["--device", a.device, "--dtype", a.dtype, "--json", out, "--quiet"],
                                check=True, stdout=subprocess.DEVNULL)
                 run = json.load(open(out))["runs"][0]
-                g = goldens["dflash_generate"][f"{name}.p{i}"]
+                g = table[f"{name}.p{i}"]
                 same_ids = run["output_ids"] == g["output_ids"]
                 same_len = run["acceptance_lengths"] == g["acceptance_lengths"]
                 first_diff = next((k for k, (x, y) in enumerate(zip(run["output_ids"], g["output_ids"])) if x != y), None)
                 g_tau = sum(g["acceptance_lengths"]) / len(g["acceptance_lengths"])
-                rows.append({"drafter": name, "prompt": i, "output_ids_equal": same_ids,
+                rows.append({"drafter": name, "section": section, "prompt": i, "output_ids_equal": same_ids,
                              "acceptance_lengths_equal": same_len, "tau": run["tau"], "golden_tau": g_tau,
                              "first_differing_token": first_diff, "decode_ms": run["timing_ms"]["decode"]})
                 failures += not (same_ids and same_len)
-                print(f"{name:20s} p{i}  ids {'==' if same_ids else '!='}  lengths {'==' if same_len else '!='}"
+                print(f"{name:20s} {section:11s} p{i}  ids {'==' if same_ids else '!='}  lengths {'==' if same_len else '!='}"
                       f"  tau {run['tau']:.3f} (golden {g_tau:.3f})"
                       + ("" if first_diff is None else f"  first differing output token at {first_diff}"),
                       flush=True)
