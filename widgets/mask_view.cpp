@@ -159,8 +159,11 @@ void MaskView::buildUi() {
     infRow->setContentsMargins(0, 0, 0, 0);
     stepLabel_ = new QLabel(infPage);
     stepLabel_->setObjectName("stepLabel");
+    stepLabel_->setWordWrap(true);  // the dock stays free of a horizontal scroll bar
     layerCombo_ = new QComboBox(infPage);
     layerCombo_->setObjectName("layerCombo");
+    layerCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    layerCombo_->setMinimumContentsLength(16);  // "1: sliding 2048 causal"; the list shows it whole
     layerCombo_->setToolTip(tr("Drafter layer whose mask is drawn: causal layers add the triangle, sliding-window "
                                "layers the band of the last W positions (DFLASH.md section 9)"));
     infRow->addWidget(stepLabel_, 1);
@@ -238,6 +241,7 @@ void MaskView::buildUi() {
     legendLabel_ = new QLabel(this);
     legendLabel_->setObjectName("legendLabel");
     legendLabel_->setTextFormat(Qt::RichText);
+    legendLabel_->setWordWrap(true);
     summaryLabel_ = new QLabel(this);
     summaryLabel_->setObjectName("summaryLabel");
     summaryLabel_->setWordWrap(true);

@@ -6,6 +6,7 @@
 #include "budget_sweep_plot.h"
 #include "comparison_summary_view.h"
 #include "drafter_comparison.h"
+#include "draftscope/attention_layout.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 #include "attention_view.h"
@@ -146,12 +147,12 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                     runs << QStringLiteral("%1 x %2").arg(j - i).arg(QString::fromStdString(t.layerTypes[i]));
                     i = j;
                 }
-                const QString text = tr("Target: %1, %2 layers (%10), hidden %3, vocab %4\nDrafter: %5 layers, block %6, "
+                const QString text = tr("Target: %1, %2 layers (%10), hidden %3, vocab %4\nDrafter: %5 layers (%11), block %6, "
                                         "tapped layers [%7]%8, mask token %9")
                                          .arg(QString::fromStdString(t.architecture)).arg(t.numLayers).arg(t.hiddenSize)
                                          .arg(t.vocabSize).arg(d.numLayers).arg(d.blockSize).arg(ids)
                                          .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
-                                         .arg(runs.join(", "));
+                                         .arg(runs.join(", "), QString::fromStdString(describeLayout(d.layout)));
                 modelPanel_->setStatus(text);
                 modelPanel_->rememberRecent(loaded);  // only directories that loaded
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
@@ -756,9 +757,10 @@ void MainWindow::createComparisonViews() {
         QString ids;
         for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
         modelPanel_->setStatus(modelPanel_->status() +
-                               tr("\nDrafter B (compare): %1 layers, block %2, tapped layers [%3]%4, mask token %5")
+                               tr("\nDrafter B (compare): %1 layers (%6), block %2, tapped layers [%3]%4, mask token %5")
                                    .arg(d.numLayers).arg(d.blockSize).arg(ids)
-                                   .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId));
+                                   .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
+                                   .arg(QString::fromStdString(describeLayout(d.layout))));
         *drafterB = ModelSummary{};
     });
 }
