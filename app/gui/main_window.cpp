@@ -513,7 +513,7 @@ void MainWindow::showResult(const RunBundlePtr& b, bool complete) {
                                .arg(complete ? QString() : tr(" (DDTree runs still running)")));
     stripView_->setRun(b->run, pieces);
     acceptance_->setRun(b->run);
-    statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->run.promptIds.size())));
+    statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->hiddenStats.ids.size())));
     if (complete)
         log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
             .arg(requestLabel(b->requestId)).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
@@ -838,7 +838,7 @@ void MainWindow::showDetailViews() {
     const RunBundlePtr d = detailBundle();
     const QString who = isComparing() ? (d == last_ ? tr("drafter A") : tr("drafter B")) : QString();
     treeView_->setRuns(d->treeRuns, [d](std::int64_t id) { return d->pieceOf(id); });
-    statsView_->setStats(d->hiddenStats, piecesUpTo(static_cast<std::int64_t>(d->run.promptIds.size())));
+    statsView_->setStats(d->hiddenStats, piecesUpTo(static_cast<std::int64_t>(d->hiddenStats.ids.size())));
     if (isComparing()) {
         QString ids[2];
         for (int i = 0; i < 2; ++i)
