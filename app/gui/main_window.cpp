@@ -8,6 +8,7 @@
 #include "drafter_comparison.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
+#include "attention_heads_overview.h"
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "gui/inspector_dialog.h"
@@ -566,7 +567,8 @@ void MainWindow::onSelection(int step, int position) {
 }
 
 QList<ExportableView*> MainWindow::exportableViews() const {
-    QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_, treeView_, sweep_};
+    QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_,
+                                    attentionView_->headsOverview(), statsView_, treeView_, sweep_};
     if (results_) views << aggregate_ << resultsPanel_;  // a results file is open
     if (isComparing()) views << blockViewB_ << summaryView_;  // block_agreement_b, ab_summary
     return views;
@@ -583,7 +585,8 @@ QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {
         for (ExportableView* v : std::initializer_list<ExportableView*>{stripView_, acceptance_, sweep_}) v->setFigureTitle(both);
         blockView_->setFigureTitle(a);
         const QString d = figureTitleOf(*detailBundle(), ab ? (detailDrafter() == 1 ? "B" : "A") : "");
-        for (ExportableView* v : std::initializer_list<ExportableView*>{maskView_, attentionView_, statsView_, treeView_})
+        for (ExportableView* v : std::initializer_list<ExportableView*>{maskView_, attentionView_, attentionView_->headsOverview(),
+                                                                        statsView_, treeView_})
             v->setFigureTitle(d);
         if (ab) blockViewB_->setFigureTitle(figureTitleOf(*last_->comparison, "B"));
     }
