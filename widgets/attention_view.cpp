@@ -88,7 +88,6 @@ void AttentionView::buildUi() {
     allHeadsCheck_ = new QCheckBox(tr("All heads"), this);
     allHeadsCheck_->setObjectName("allHeadsCheck");
     allHeadsCheck_->setToolTip(tr("Show a thumbnail of every layer and head of this step; click one to show it"));
-    row->addWidget(allHeadsCheck_);
     row->addStretch(1);
     outer->addLayout(row);
     infoLabel_ = new QLabel(this);
@@ -103,7 +102,10 @@ void AttentionView::buildUi() {
     outer->addWidget(errorLabel_);
     hoverLabel_ = new QLabel(this);
     hoverLabel_->setObjectName("hoverLabel");
-    outer->addWidget(hoverLabel_);
+    auto* row2 = new QHBoxLayout;  // a row of its own: the first row's width decides the dock's
+    row2->addWidget(allHeadsCheck_);
+    row2->addWidget(hoverLabel_, 1);
+    outer->addLayout(row2);
 
     plot_ = new QCustomPlot(this);
     plot_->setObjectName("attentionPlot");
