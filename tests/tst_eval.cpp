@@ -186,6 +186,7 @@ private slots:
             QCOMPARE(got.trees.size(), std::size_t{1});
             QCOMPARE(got.trees[0].tau, engine_.runTree(p.prompt, settings_.run, 4).tau);
             QCOMPARE(got.hiddenStats.ids, ref.promptIds);
+            QCOMPARE(got.hiddenStats.promptLength, static_cast<std::int64_t>(ref.promptIds.size()));  // prompt only
             QCOMPARE(got.hiddenStats.series.size(), std::size_t{4});  // 3 tapped layers + drafter context
             QCOMPARE(got.hiddenStats.series[0].histogramCounts.size(), std::size_t{12});
             sum += ref.tau;

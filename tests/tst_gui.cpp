@@ -632,7 +632,7 @@ private slots:
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
         const QStringList figures = {"block_agreement", "output_strip", "acceptance_rate", "acceptance_histogram",
-                                     "mask", "mask_training", "mask_tree", "drafter_attention", "hidden_stats",
+                                     "mask", "mask_training", "mask_tree", "drafter_attention", "drafter_attention_heads", "hidden_stats",
                                      "hidden_stats_histogram", "ddtree_tree", "ddtree_budget_sweep"};
         for (const auto& f : figures)
             for (const auto& ext : {"png", "svg", "pdf"}) {

@@ -101,6 +101,7 @@ private slots:
     void exportsAllFiles();
     void emptyShowsPlaceholder();
     void raggedInputDoesNotCrash();
+    void promptAndGeneratedParts();
 };
 
 void TestHiddenStatsView::modelHeadersAndCells() {
@@ -483,6 +484,62 @@ void TestHiddenStatsView::raggedInputDoesNotCrash() {
     QVERIFY(!v.grab().isNull());
     for (int r = 0; r < v.model()->rowCount(); ++r)
         for (int c = 0; c < v.model()->columnCount(); ++c) v.model()->index(r, c).data(Qt::ToolTipRole);
+}
+
+void TestHiddenStatsView::promptAndGeneratedParts() {
+    // A run's committed sequence: positions 0..2 are the prompt, 3..4 generated.
+    HiddenStateStats st = makeStats();
+    st.promptLength = 3;
+    HiddenStatsModel m;
+    m.setStats(st, pieces());
+    QCOMPARE(m.promptLength(), 3);
+    const QColor outlier(255, 208, 208), generated(228, 236, 246);
+    for (int p = 0; p < 5; ++p) {
+        QCOMPARE(m.isGenerated(p), p >= 3);
+        for (int c = 0; c < m.columnCount(); ++c) {
+            QCOMPARE(m.index(p, c).data(HiddenStatsModel::GeneratedRole).toBool(), p >= 3);
+            const QVariant bg = m.index(p, c).data(Qt::BackgroundRole);
+            const int s = m.seriesForColumn(c);
+            const bool isOut = p == 4 && (s == 0 || s == -1);  // the outlier colour wins
+            if (isOut)
+                QCOMPARE(bg.value<QBrush>().color(), outlier);
+            else if (p >= 3)
+                QCOMPARE(bg.value<QBrush>().color(), generated);
+            else
+                QVERIFY(!bg.isValid());
+        }
+    }
+    QVERIFY(m.index(3, HiddenStatsModel::kTokenColumn).data(Qt::ToolTipRole).toString().contains("position 3 (generated)"));
+    QVERIFY(m.index(2, HiddenStatsModel::kTokenColumn).data(Qt::ToolTipRole).toString().contains("position 2 (prompt)"));
+    // Without a recorded prompt length (or prompt-only statistics) nothing is generated.
+    HiddenStatsModel old;
+    old.setStats(makeStats(), pieces());
+    QCOMPARE(old.promptLength(), 5);
+    QVERIFY(!old.isGenerated(4));
+
+    HiddenStatsView v;
+    v.resize(900, 700);
+    v.setStats(st, pieces());
+    QVERIFY(v.generatedShade()->visible());
+    QCOMPARE(v.generatedShade()->topLeft->coords().x(), 2.5);
+    QCOMPARE(v.generatedShade()->bottomRight->coords().x(), 4.5);
+    QVERIFY(v.promptBoundary()->visible());
+    QCOMPARE(v.promptBoundary()->point1->coords().x(), 2.5);
+    QCOMPARE(v.promptBoundary()->point2->coords().x(), 2.5);
+    QVERIFY(v.partLabel()->visible());
+    QCOMPARE(v.partLabel()->text(), QStringLiteral("prompt | generated"));
+    // Every position, generated ones included, is drawn.
+    QCOMPARE(v.seriesGraph(0)->data()->size(), 5);
+    QCOMPARE(v.seriesGraph(0)->data()->at(4)->value, 40.0);
+    auto* summary = v.findChild<QLabel*>("hiddenStatsSummary");
+    QVERIFY(summary);
+    QVERIFY2(summary->text().contains("5 positions (3 prompt | 2 generated, shaded)"), qPrintable(summary->text()));
+
+    v.setStats(makeStats(), pieces());  // prompt only: no shading, no separator
+    QVERIFY(!v.generatedShade()->visible());
+    QVERIFY(!v.promptBoundary()->visible());
+    QVERIFY(!v.partLabel()->visible());
+    QVERIFY(summary->text().startsWith("5 positions, 2 series."));
 }
 
 QTEST_MAIN(TestHiddenStatsView)

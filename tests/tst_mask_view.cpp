@@ -1,6 +1,7 @@
 // MaskView and AttentionView: drawn cells match the inputs, tick labels, diff counts,
 // error reporting and export. Run with QT_QPA_PLATFORM=offscreen.
 
+#include "attention_heads_overview.h"
 #include "attention_view.h"
 #include "mask_view.h"
 
@@ -14,6 +15,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -345,6 +347,87 @@ private slots:
         v.clear();
         QVERIFY(!v.hasAttention());
         QCOMPARE(v.colorMap()->data()->keySize(), 0);
+    }
+
+    void attentionHeadsOverview() {
+        AttentionView v;
+        AttentionHeadsOverview* o = v.headsOverview();
+        QVERIFY(o);
+        QCOMPARE(o->exportName(), QString("drafter_attention_heads"));
+        QCOMPARE(o->layers(), 0);
+        QVERIFY(!o->message().isEmpty());
+        QVERIFY(!o->isVisibleTo(&v));
+        v.setShowAllHeads(true);
+        QVERIFY(o->isVisibleTo(&v));
+        const auto a = makeAttention();
+        v.setAttention(a, {"A", "B", "C", "D", "[M]"});
+        // layers x heads cells, each holding exactly that head's weights.
+        QCOMPARE(o->layers(), 2);
+        QCOMPARE(o->heads(), 2);
+        QVERIFY(o->message().isEmpty());
+        for (int l = 0; l < 2; ++l)
+            for (int h = 0; h < 2; ++h) {
+                const auto w = o->cellWeights(l, h);
+                QCOMPARE(w.size(), std::size_t(15));
+                for (int q = 0; q < 3; ++q)
+                    for (int k = 0; k < 5; ++k) QCOMPARE(w[std::size_t(q * 5 + k)], a.at(l, h, q, k));
+            }
+        QCOMPARE(o->cellWeights(1, 1)[7], float(1000 + 100 + 10 + 2) / 10000.0f);  // by hand: l1 h1 q1 k2
+        QVERIFY(o->cellWeights(2, 0).empty());
+        // The drawn thumbnail: its largest weight (q2, k4) is the darkest colour, a zero weight white.
+        o->resize(400, 300);
+        const QImage img = o->grab().toImage();
+        const QRect c00 = o->cellRect(0, 0);
+        QVERIFY(!c00.isNull() && c00.width() > 20 && c00.height() > 20);
+        QCPColorGradient ramp = attentionWeightGradient();
+        const QColor darkest = QColor::fromRgb(ramp.color(1.0, QCPRange(0, 1)));
+        QVERIFY(darkest.lightness() < 40);
+        QCOMPARE(QColor(img.pixel(c00.right() - 2, c00.bottom() - 2)), darkest);
+        QCOMPARE(QColor(img.pixel(c00.left() + 2, c00.top() + 2)), QColor(255, 255, 255));
+        QVERIFY(!o->cellRect(0, 1).intersects(c00));
+        QVERIFY(o->cellRect(1, 0).top() > c00.bottom());
+
+        // The main view's head is framed; clicking a thumbnail shows that layer and head.
+        v.setLayer(0);
+        v.setHead(1);
+        QCOMPARE(o->selectedLayer(), 0);
+        QCOMPARE(o->selectedHead(), 1);
+        v.setAverageHeads(true);
+        QCOMPARE(o->selectedLayer(), -1);
+        QSignalSpy clicked(o, &AttentionHeadsOverview::cellClicked);
+        QTest::mouseClick(o, Qt::LeftButton, {}, o->cellRect(1, 0).center());
+        QCOMPARE(clicked.count(), 1);
+        QCOMPARE(clicked.at(0).at(0).toInt(), 1);
+        QCOMPARE(clicked.at(0).at(1).toInt(), 0);
+        QCOMPARE(v.layer(), 1);
+        QCOMPARE(v.head(), 0);
+        QVERIFY(!v.averageHeads());
+        QCOMPARE(o->selectedLayer(), 1);
+        QCOMPARE(o->selectedHead(), 0);
+        QCOMPARE(v.shownWeights(), o->cellWeights(1, 0));
+        QTest::mouseClick(o, Qt::LeftButton, {}, QPoint(2, 2));  // the label margin: no cell
+        QCOMPARE(clicked.count(), 1);
+
+        // Export through exportPainted: png, svg, pdf.
+        QTemporaryDir tmp;
+        QString err;
+        const QStringList written = o->exportAll(tmp.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(written.size(), 3);
+        QVERIFY(readAll(tmp.path() + "/drafter_attention_heads.png").startsWith(QByteArray("\x89PNG\r\n\x1a\n", 8)));
+        QVERIFY(readAll(tmp.path() + "/drafter_attention_heads.svg").contains("<svg"));
+        QVERIFY(readAll(tmp.path() + "/drafter_attention_heads.pdf").startsWith("%PDF"));
+
+        // Malformed attention: a message, no cells, no crash (also on export).
+        auto bad = a;
+        bad.weights.pop_back();
+        o->setAttention(bad);
+        QCOMPARE(o->layers(), 0);
+        QVERIFY2(o->message().contains("malformed"), qPrintable(o->message()));
+        QVERIFY(o->cellRect(0, 0).isNull());
+        QCOMPARE(o->exportAll(tmp.path(), &err).size(), 3);
+        v.clear();
+        QCOMPARE(v.headsOverview()->layers(), 0);
     }
 
     void attentionBadInputAndExport() {

@@ -1,5 +1,6 @@
 #include "attention_view.h"
 
+#include "attention_heads_overview.h"
 #include "figure_export.h"
 #include "token_display.h"
 
@@ -21,21 +22,6 @@ namespace draftscope {
 namespace {
 
 const QColor kSeparator(120, 120, 120);
-
-
-/// White (0) through blue to near-black (max): readable in print, monotone in lightness.
-QCPColorGradient weightGradient() {
-    QCPColorGradient g;
-    g.clearColorStops();
-    g.setColorInterpolation(QCPColorGradient::ciRGB);
-    g.setLevelCount(256);
-    g.setColorStopAt(0.0, QColor(255, 255, 255));
-    g.setColorStopAt(0.25, QColor(189, 215, 238));
-    g.setColorStopAt(0.55, QColor(66, 146, 198));
-    g.setColorStopAt(0.8, QColor(8, 69, 148));
-    g.setColorStopAt(1.0, QColor(12, 22, 48));
-    return g;
-}
 
 }  // namespace
 
@@ -99,6 +85,9 @@ void AttentionView::buildUi() {
     row->addWidget(headSpin_);
     row->addWidget(averageCheck_);
     row->addWidget(fixedCheck_);
+    allHeadsCheck_ = new QCheckBox(tr("All heads"), this);
+    allHeadsCheck_->setObjectName("allHeadsCheck");
+    allHeadsCheck_->setToolTip(tr("Show a thumbnail of every layer and head of this step; click one to show it"));
     row->addStretch(1);
     outer->addLayout(row);
     infoLabel_ = new QLabel(this);
@@ -113,7 +102,10 @@ void AttentionView::buildUi() {
     outer->addWidget(errorLabel_);
     hoverLabel_ = new QLabel(this);
     hoverLabel_->setObjectName("hoverLabel");
-    outer->addWidget(hoverLabel_);
+    auto* row2 = new QHBoxLayout;  // a row of its own: the first row's width decides the dock's
+    row2->addWidget(allHeadsCheck_);
+    row2->addWidget(hoverLabel_, 1);
+    outer->addLayout(row2);
 
     plot_ = new QCustomPlot(this);
     plot_->setObjectName("attentionPlot");
@@ -134,7 +126,7 @@ void AttentionView::buildUi() {
     scale_->axis()->setLabelFont(QFont("DejaVu Sans", 9));
     scale_->axis()->setTickLabelFont(QFont("DejaVu Sans", 8));
     map_->setColorScale(scale_);  // the map takes the scale's gradient from here on
-    scale_->setGradient(weightGradient());
+    scale_->setGradient(attentionWeightGradient());
     auto* group = new QCPMarginGroup(plot_);
     plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
     scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
@@ -161,6 +153,19 @@ void AttentionView::buildUi() {
     });
     connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] { draw(); });
     outer->addWidget(plot_, 1);
+    overview_ = new AttentionHeadsOverview(this);
+    overview_->setMinimumHeight(140);
+    overview_->hide();
+    outer->addWidget(overview_);
+    connect(allHeadsCheck_, &QCheckBox::toggled, overview_, &QWidget::setVisible);
+    connect(overview_, &AttentionHeadsOverview::cellClicked, this, [this](int layer, int head) {
+        updating_ = true;
+        averageCheck_->setChecked(false);
+        layerSpin_->setValue(layer);
+        headSpin_->setValue(head);
+        updating_ = false;
+        recompute();
+    });
 
     table_ = new TableModel(this);
     draftscope::installExportMenu(
@@ -192,8 +197,11 @@ void AttentionView::setAttention(const draftscope::DrafterAttention& attention, 
     layerSpin_->setRange(0, ok ? static_cast<int>(std::max<std::int64_t>(0, attn_.numLayers - 1)) : 0);
     headSpin_->setRange(0, ok ? static_cast<int>(std::max<std::int64_t>(0, attn_.numHeads - 1)) : 0);
     updating_ = false;
+    overview_->setAttention(ok ? attn_ : DrafterAttention{});
     recompute();
 }
+
+void AttentionView::setShowAllHeads(bool on) { allHeadsCheck_->setChecked(on); }
 
 void AttentionView::clear() { setAttention({}, {}); }
 
@@ -250,6 +258,7 @@ void AttentionView::validate() {
 }
 
 void AttentionView::recompute() {
+    overview_->setSelected(averageHeads() ? -1 : layer(), head());
     shown_.clear();
     xLabels_.clear();
     yLabels_.clear();

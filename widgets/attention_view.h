@@ -25,12 +25,18 @@ class QSpinBox;
 
 namespace draftscope {
 
+class AttentionHeadsOverview;
+
 /// Shows DrafterAttention weights [layers, heads, queries, keys] for a chosen layer and head
 /// (or averaged over heads) as a QCPColorMap with a colour scale (white = 0, dark = high).
 /// Colour-map cell (column k, row q) = weight of query q on key k; rows top to bottom.
 /// Query ticks: "b+q @pos 'piece'"; key ticks: "pos 'piece'" (block keys prefixed "b+k").
 /// The exported table: column "query" (query tick label), then one column per key, headed
 /// "key <pos>" (positions are unique within a step).
+///
+/// Below the heatmap (toggled by the "All heads" box, objectName "allHeadsCheck"), an
+/// AttentionHeadsOverview shows every (layer, head) of the step; clicking a thumbnail shows
+/// that layer and head here (and turns averaging off); the overview frames the shown head.
 ///
 /// Malformed input (weights size != L*H*Q*K, position vectors of the wrong length) is
 /// reported in an error label (errorText()) and nothing is drawn; it never throws.
@@ -66,6 +72,10 @@ public:
     /// The shown matrix, [numQueries * numKeys] row-major (empty when nothing is shown).
     const std::vector<float>& shownWeights() const { return shown_; }
     QCustomPlot* plot() const { return plot_; }
+    /// The all-heads overview (an ExportableView of its own: drafter_attention_heads).
+    AttentionHeadsOverview* headsOverview() const { return overview_; }
+    /// Shows or hides the all-heads overview (hidden by default).
+    void setShowAllHeads(bool on);
     QCPColorMap* colorMap() const { return map_; }
     QCPColorScale* colorScale() const { return scale_; }
     const QAbstractItemModel* tableModel() const;
@@ -97,6 +107,8 @@ private:
     QSpinBox* headSpin_ = nullptr;
     QCheckBox* averageCheck_ = nullptr;
     QCheckBox* fixedCheck_ = nullptr;
+    QCheckBox* allHeadsCheck_ = nullptr;
+    AttentionHeadsOverview* overview_ = nullptr;
     QLabel* infoLabel_ = nullptr;
     QLabel* errorLabel_ = nullptr;
     QLabel* hoverLabel_ = nullptr;

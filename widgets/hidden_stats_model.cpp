@@ -26,6 +26,7 @@ double shortestDouble(float v) {
 }
 
 const QColor kOutlierBackground(255, 208, 208);
+const QColor kGeneratedBackground(228, 236, 246);  // generated positions (drafting happens there)
 
 }  // namespace
 
@@ -102,6 +103,10 @@ QString HiddenStatsModel::tokenPiece(int position) const {
     return {};
 }
 
+int HiddenStatsModel::promptLength() const {
+    return stats_.promptLength < 0 ? positions_ : static_cast<int>(std::min<std::int64_t>(stats_.promptLength, positions_));
+}
+
 bool HiddenStatsModel::isOutlier(int series, int position) const {
     if (position < 0 || position >= positions_) return false;
     const auto p = static_cast<std::size_t>(position);
@@ -143,8 +148,11 @@ QVariant HiddenStatsModel::data(const QModelIndex& index, int role) const {
     if (role == StatRole) return si < 0 ? -1 : static_cast<int>(statForColumn(col));
     if (role == TokenIdRole) return p < stats_.ids.size() ? QVariant(qlonglong(stats_.ids[p])) : QVariant();
     if (role == OutlierRole) return isOutlier(si, row);
+    if (role == GeneratedRole) return stats_.isGenerated(row);
     if (role == Qt::BackgroundRole)
-        return isOutlier(si, row) ? QVariant(QBrush(kOutlierBackground)) : QVariant();
+        return isOutlier(si, row)               ? QVariant(QBrush(kOutlierBackground))
+               : stats_.isGenerated(row) ? QVariant(QBrush(kGeneratedBackground))
+                                                : QVariant();
     if (role == Qt::TextAlignmentRole)
         return col == kTokenColumn ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))
                                    : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
@@ -153,7 +161,7 @@ QVariant HiddenStatsModel::data(const QModelIndex& index, int role) const {
         if (role == Qt::DisplayRole) return col == kPositionColumn ? QVariant(row) : QVariant(displayPiece(tokenPiece(row)));
         if (role == kExportRole && col == kTokenColumn) return tokenPiece(row);  // the raw text
         if (role == Qt::ToolTipRole) {
-            QString tip = QStringLiteral("position %1").arg(row);
+            QString tip = QStringLiteral("position %1 (%2)").arg(row).arg(stats_.isGenerated(row) ? "generated" : "prompt");
             if (p < stats_.ids.size()) tip += QStringLiteral(", token id %1").arg(stats_.ids[p]);
             if (p < pieces_.size()) tip += QStringLiteral(", piece \"%1\"").arg(displayPiece(pieces_[p]));
             QStringList in;
@@ -174,7 +182,8 @@ QVariant HiddenStatsModel::data(const QModelIndex& index, int role) const {
     if (role == Qt::ToolTipRole) {
         QString tip = hiddenSeriesLabel(series);
         if (series.layerId >= 0) tip += QStringLiteral(" (target layer id %1)").arg(series.layerId);
-        tip += QStringLiteral("\n%1 at position %2").arg(hiddenStatLabel(stat)).arg(row);
+        tip += QStringLiteral("\n%1 at %2 position %3").arg(hiddenStatLabel(stat))
+                   .arg(stats_.isGenerated(row) ? QStringLiteral("generated") : QStringLiteral("prompt")).arg(row);
         const QString piece = tokenPiece(row);
         if (!piece.isEmpty()) tip += QStringLiteral(" (\"%1\")").arg(displayPiece(piece));
         tip += has ? QStringLiteral(" = %1").arg(static_cast<double>(values[p]), 0, 'g', 7)
@@ -198,7 +207,7 @@ QVariant HiddenStatsModel::headerData(int section, Qt::Orientation orientation, 
                hiddenStatLabel(statForColumn(section));
     }
     if (role == Qt::ToolTipRole) {
-        if (section == kPositionColumn) return QStringLiteral("Prompt position (0-based).");
+        if (section == kPositionColumn) return QStringLiteral("Position (0-based) in the committed sequence; shaded rows are generated tokens, the rest the prompt.");
         if (section == kTokenColumn) return QStringLiteral("Token piece at this position (\\n, \\t and ␣ mark whitespace).");
         const auto& series = stats_.series[static_cast<std::size_t>(si)];
         QString tip = hiddenSeriesLabel(series);

@@ -26,13 +26,15 @@ const std::vector<float>& hiddenStatValues(const HiddenSeriesStats& series, Hidd
 /// Legend/summary label of a series: "<name> · <layerType>" (just the name without a type).
 QString hiddenSeriesLabel(const HiddenSeriesStats& series);
 
-/// Rows are prompt positions 0..T-1. Columns: "position", "token", then for each series s, in
+/// Rows are the positions 0..T-1 of the committed sequence (prompt, then generated tokens). Columns: "position", "token", then for each series s, in
 /// order, "<s.name> rms", "<s.name> mean", "<s.name> std", "<s.name> max|x|".
 /// DisplayRole of a statistic cell is the float value as a double (shortest decimal of the
 /// float, so CSV/JSON exports read "0.1", not "0.100000001"); a missing value is an invalid
 /// QVariant. ToolTipRole (cells and horizontal headers) explains the statistic. OutlierRole
 /// is true for cells of positions in the series' outlierPositions (robust z > 5 on RMS;
 /// for the position/token columns: in any series); those cells also get a BackgroundRole.
+/// GeneratedRole is true on rows at or after stats.promptLength (generated tokens); rows
+/// without an outlier there get a light grey-blue BackgroundRole, and tooltips say "generated".
 class HiddenStatsModel : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -41,6 +43,7 @@ public:
         SeriesIndexRole,                 ///< int: series index of the column, -1 for position/token
         StatRole,                        ///< int: HiddenStat of the column, -1 for position/token
         TokenIdRole,                     ///< qlonglong: token id of the row, invalid if unknown
+        GeneratedRole,                   ///< bool: the row is a generated (not a prompt) position
     };
     /// Columns before the first series' statistics.
     static constexpr int kFixedColumns = 2;
@@ -61,6 +64,10 @@ public:
     int positionCount() const { return positions_; }
     /// Raw (unescaped) token piece of a position, or "[id]" / "" as described in setStats.
     QString tokenPiece(int position) const;
+    /// Number of prompt positions (T when every position is a prompt position).
+    int promptLength() const;
+    /// True if `position` is a generated position (see HiddenStateStats::promptLength).
+    bool isGenerated(int position) const { return stats_.isGenerated(position); }
     /// True if `position` is in series `series`' outlierPositions (any series for series = -1).
     bool isOutlier(int series, int position) const;
     /// Column of (series, stat), or -1 when series is out of range.

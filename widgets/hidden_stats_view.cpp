@@ -214,6 +214,28 @@ void HiddenStatsView::buildLinePlot() {
     marker_->setVisible(false);
     marker_->point1->setCoords(0, 0);
     marker_->point2->setCoords(0, 1);
+    // Created after the marker (item 0). Generated positions: shaded, behind the graphs.
+    generatedShade_ = new QCPItemRect(p);
+    generatedShade_->setLayer(QStringLiteral("background"));
+    generatedShade_->setPen(Qt::NoPen);
+    generatedShade_->setBrush(QColor(70, 110, 170, 38));
+    generatedShade_->setSelectable(false);
+    generatedShade_->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    generatedShade_->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    boundary_ = new QCPItemStraightLine(p);
+    boundary_->setPen(QPen(QColor(70, 110, 170), 1.2));
+    boundary_->setSelectable(false);
+    boundary_->point1->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    boundary_->point2->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    partLabel_ = new QCPItemText(p);
+    partLabel_->setText(tr("prompt | generated"));
+    partLabel_->setColor(QColor(40, 70, 120));
+    partLabel_->setSelectable(false);
+    partLabel_->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
+    partLabel_->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    for (QCPAbstractItem* item : {static_cast<QCPAbstractItem*>(generatedShade_), static_cast<QCPAbstractItem*>(boundary_),
+                                  static_cast<QCPAbstractItem*>(partLabel_)})
+        item->setVisible(false);
 }
 
 void HiddenStatsView::buildHistogramPlot() {
@@ -396,6 +418,17 @@ void HiddenStatsView::refreshLinePlot() {
         y->setNumberPrecision(6);
     }
     linePlot_->xAxis->setRange(-0.5, std::max(0, t - 1) + 0.5);
+    const int promptLength = model_->promptLength();
+    const bool generated = promptLength < t;
+    const double edge = promptLength - 0.5;  // between the last prompt and the first generated position
+    generatedShade_->topLeft->setCoords(edge, 0);
+    generatedShade_->bottomRight->setCoords(t - 0.5, 1);
+    boundary_->point1->setCoords(edge, 0);
+    boundary_->point2->setCoords(edge, 1);
+    partLabel_->position->setCoords(edge, 0.01);
+    generatedShade_->setVisible(generated);
+    boundary_->setVisible(generated);
+    partLabel_->setVisible(generated);
     bool found = false;
     QCPRange r;
     for (auto* g : graphs_) {
@@ -472,7 +505,12 @@ void HiddenStatsView::refreshSummary() {
     const auto& stats = model_->stats();
     const int t = model_->positionCount();
     QStringList parts;
-    parts << tr("%1 positions, %2 series.").arg(t).arg(stats.series.size());
+    const int promptLength = model_->promptLength();
+    if (promptLength < t)
+        parts << tr("%1 positions (%2 prompt | %3 generated, shaded), %4 series.").arg(t).arg(promptLength)
+                     .arg(t - promptLength).arg(stats.series.size());
+    else
+        parts << tr("%1 positions, %2 series.").arg(t).arg(stats.series.size());
     QStringList outliers, nonFinite;
     for (const auto& s : stats.series) {
         const QString name = QString::fromStdString(s.name);

@@ -1,5 +1,5 @@
 #pragma once
-// Hidden-state statistics of a prompt: per-position line plot (one graph per tapped layer and
+// Hidden-state statistics of a committed sequence (prompt + generated tokens): per-position line plot (one graph per tapped layer and
 // the drafter's context), value histogram of one series, and the per-position table.
 
 #include "exportable_view.h"
@@ -15,7 +15,9 @@ class QCheckBox;
 class QComboBox;
 class QCPGraph;
 class QCPBars;
+class QCPItemRect;
 class QCPItemStraightLine;
+class QCPItemText;
 class QCPTextElement;
 class QCustomPlot;
 class QLabel;
@@ -31,6 +33,9 @@ namespace draftscope {
 /// value histogram of the series chosen in a second combo box (optional log y), (c) the
 /// per-position table (HiddenStatsModel). A click in the line plot emits positionClicked();
 /// highlightPosition() draws a vertical marker. Empty stats show a placeholder text.
+/// When the statistics cover generated positions (stats.promptLength < T), the line plot
+/// shades them, draws a separator at the prompt boundary labelled "prompt | generated", and
+/// the summary counts both parts; the table shades generated rows (HiddenStatsModel).
 /// exportName() is "hidden_stats"; exportAll() writes hidden_stats.{png,svg,pdf} (line plot),
 /// hidden_stats_histogram.{png,svg,pdf} and hidden_stats.{csv,json} (table, position order),
 /// figures at a fixed size (1000x520 and 760x460) so scripted exports do not depend on the
@@ -83,6 +88,12 @@ public:
     /// Outlier markers of series `series` (x = outlier positions, y = the shown statistic).
     QCPGraph* outlierGraph(int series) const;
     QCPBars* histogramBars() const { return bars_; }
+    /// Shading over the generated positions (hidden when there are none).
+    QCPItemRect* generatedShade() const { return generatedShade_; }
+    /// Separator at the prompt boundary, x = promptLength - 0.5 (hidden when none generated).
+    QCPItemStraightLine* promptBoundary() const { return boundary_; }
+    /// The "prompt | generated" label at the boundary.
+    QCPItemText* partLabel() const { return partLabel_; }
 
     QString exportName() const override { return QStringLiteral("hidden_stats"); }
     QStringList exportAll(const QString& dir, QString* error) override;
@@ -125,6 +136,9 @@ private:
     QCPTextElement* lineTitle_ = nullptr;
     QCPTextElement* histTitle_ = nullptr;
     QCPItemStraightLine* marker_ = nullptr;
+    QCPItemRect* generatedShade_ = nullptr;
+    QCPItemStraightLine* boundary_ = nullptr;
+    QCPItemText* partLabel_ = nullptr;
     QCPBars* bars_ = nullptr;
     QTableView* table_ = nullptr;
     std::vector<QCPGraph*> graphs_, outlierGraphs_;

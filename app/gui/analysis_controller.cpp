@@ -160,11 +160,11 @@ private:
         const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
         emit c_->stageChanged(id, stagePrefix + QStringLiteral("chain (DFlash)"));
         b.run = engine_->run(r.prompt, settings, progress, &c_->cancel_);
-        PromptSpec ids;
+        PromptSpec ids;  // the whole committed sequence: prompt + generated (where drafting happens)
         ids.kind = PromptSpec::Kind::Ids;
-        ids.ids = b.run.promptIds;
+        ids.ids = b.run.outputIds;
         try {  // the run stands even if the statistics fail (e.g. non-finite activations)
-            b.hiddenStats = engine_->hiddenStateStats(ids, drafter);
+            b.hiddenStats = engine_->hiddenStateStats(ids, drafter, 60, std::int64_t(b.run.promptIds.size()));
         } catch (const std::exception& e) {
             emit c_->failed("hidden states", stagePrefix + QString::fromStdString(e.what()));
         }

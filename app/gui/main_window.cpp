@@ -9,6 +9,7 @@
 #include "draftscope/attention_layout.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
+#include "attention_heads_overview.h"
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "gui/inspector_dialog.h"
@@ -514,7 +515,7 @@ void MainWindow::showResult(const RunBundlePtr& b, bool complete) {
                                .arg(complete ? QString() : tr(" (DDTree runs still running)")));
     stripView_->setRun(b->run, pieces);
     acceptance_->setRun(b->run);
-    statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->run.promptIds.size())));
+    statsView_->setStats(b->hiddenStats, piecesUpTo(static_cast<std::int64_t>(b->hiddenStats.ids.size())));
     if (complete)
         log(tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
             .arg(requestLabel(b->requestId)).arg(b->run.promptIds.size()).arg(b->run.outputIds.size() - b->run.promptIds.size())
@@ -567,7 +568,8 @@ void MainWindow::onSelection(int step, int position) {
 }
 
 QList<ExportableView*> MainWindow::exportableViews() const {
-    QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_, statsView_, treeView_, sweep_};
+    QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_,
+                                    attentionView_->headsOverview(), statsView_, treeView_, sweep_};
     if (results_) views << aggregate_ << resultsPanel_;  // a results file is open
     if (isComparing()) views << blockViewB_ << summaryView_;  // block_agreement_b, ab_summary
     return views;
@@ -584,7 +586,8 @@ QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {
         for (ExportableView* v : std::initializer_list<ExportableView*>{stripView_, acceptance_, sweep_}) v->setFigureTitle(both);
         blockView_->setFigureTitle(a);
         const QString d = figureTitleOf(*detailBundle(), ab ? (detailDrafter() == 1 ? "B" : "A") : "");
-        for (ExportableView* v : std::initializer_list<ExportableView*>{maskView_, attentionView_, statsView_, treeView_})
+        for (ExportableView* v : std::initializer_list<ExportableView*>{maskView_, attentionView_, attentionView_->headsOverview(),
+                                                                        statsView_, treeView_})
             v->setFigureTitle(d);
         if (ab) blockViewB_->setFigureTitle(figureTitleOf(*last_->comparison, "B"));
     }
@@ -840,7 +843,7 @@ void MainWindow::showDetailViews() {
     const RunBundlePtr d = detailBundle();
     const QString who = isComparing() ? (d == last_ ? tr("drafter A") : tr("drafter B")) : QString();
     treeView_->setRuns(d->treeRuns, [d](std::int64_t id) { return d->pieceOf(id); });
-    statsView_->setStats(d->hiddenStats, piecesUpTo(static_cast<std::int64_t>(d->run.promptIds.size())));
+    statsView_->setStats(d->hiddenStats, piecesUpTo(static_cast<std::int64_t>(d->hiddenStats.ids.size())));
     if (isComparing()) {
         QString ids[2];
         for (int i = 0; i < 2; ++i)

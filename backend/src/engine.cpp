@@ -518,18 +518,23 @@ DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int dr
     });
 }
 
-HiddenStateStats Engine::hiddenStateStats(const PromptSpec& prompt, int drafterIndex, int histogramBins) {
+HiddenStateStats Engine::hiddenStateStats(const PromptSpec& sequence, int drafterIndex, int histogramBins,
+                                          std::int64_t promptLength) {
     return guarded("computing hidden-state statistics", [&]() {
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(drafterIndex);
         const auto& target = *d_->target;
         if (histogramBins < 1) throw Error("histogram needs at least one bin");
         HiddenStateStats r;
-        r.ids = encodePrompt(prompt);
+        r.ids = encodePrompt(sequence);
+        const auto T = static_cast<std::int64_t>(r.ids.size());
+        if (promptLength > T)
+            throw Error("hidden-state statistics: prompt length " + std::to_string(promptLength) +
+                        " exceeds the sequence length " + std::to_string(T));
+        r.promptLength = promptLength < 0 ? T : promptLength;
         const auto& tc = target.config();
         auto cache = target.makeCache();
         const auto indices = drafter.featureIndices();
-        const auto T = static_cast<std::int64_t>(r.ids.size());
         const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {indices, T, {}, {}});
         for (std::size_t i = 0; i < indices.size(); ++i) {
             auto s = seriesStats(out.hidden[i], histogramBins);

@@ -174,7 +174,7 @@ nlohmann::json toJson(const HiddenStateStats& h) {
                           {"histogram_counts", s.histogramCounts},
                           {"non_finite_count", s.nonFiniteCount},
                           {"outlier_positions", s.outlierPositions}});
-    return {{"ids", h.ids}, {"series", series}};
+    return {{"ids", h.ids}, {"prompt_length", h.promptLength}, {"series", series}};
 }
 
 nlohmann::json toJson(const PromptSpec& p) {
@@ -439,6 +439,11 @@ HiddenStateStats hiddenStateStatsFromJson(const json& j, const std::string& wher
     const Reader r(j, where);
     HiddenStateStats h;
     h.ids = r.ints<std::int64_t>("ids");
+    // Files written before generated positions were covered hold prompt positions only.
+    h.promptLength = r.has("prompt_length") ? r.integer("prompt_length") : std::int64_t(h.ids.size());
+    if (h.promptLength < 0 || h.promptLength > std::int64_t(h.ids.size()))
+        throw Error(where + ".prompt_length: expected 0.." + std::to_string(h.ids.size()) + ", found " +
+                    std::to_string(h.promptLength));
     const auto& series = r.array("series");
     for (std::size_t i = 0; i < series.size(); ++i) {
         const Reader s(series[i], r.item("series", i));

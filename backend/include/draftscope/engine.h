@@ -127,9 +127,14 @@ public:
     /// step's anchor and the drafter called once on a fresh cache. Throws Error if the step
     /// is out of range or the run's tokens are outside the vocabulary.
     DrafterAttention drafterAttention(const RunResult& run, int step, int drafter = 0);
-    /// Hidden-state statistics of the prompt: every tapped layer of `drafter` and the
-    /// drafter's projected context (fc + hidden_norm). histogramBins bins per series.
-    HiddenStateStats hiddenStateStats(const PromptSpec& prompt, int drafter = 0, int histogramBins = 60);
+    /// Hidden-state statistics of a committed sequence, from one target forward over it:
+    /// every tapped layer of `drafter` and the drafter's projected context (fc +
+    /// hidden_norm). histogramBins bins per series. `sequence` is a prompt, or (as ids) a
+    /// run's outputIds; its first `promptLength` positions are marked as prompt, the rest
+    /// as generated (-1: all are prompt). Throws Error for histogramBins < 1 or a
+    /// promptLength above the sequence length.
+    HiddenStateStats hiddenStateStats(const PromptSpec& sequence, int drafter = 0, int histogramBins = 60,
+                                      std::int64_t promptLength = -1);
 
 private:
     struct Impl;

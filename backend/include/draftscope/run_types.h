@@ -204,7 +204,7 @@ struct DrafterAttention {
     }
 };
 
-/// Per-position statistics of one hidden-state series over the prompt.
+/// Per-position statistics of one hidden-state series over a committed sequence.
 struct HiddenSeriesStats {
     std::string name;          ///< e.g. "target layer 4 (hidden_states[5])" or "drafter context"
     std::int64_t layerId = -1; ///< tapped target layer id; -1 for the drafter's projected context
@@ -217,10 +217,15 @@ struct HiddenSeriesStats {
     std::vector<std::int64_t> outlierPositions;
 };
 
-/// Hidden-state statistics of a prompt: each tapped target layer, then the drafter's
-/// projected context (after fc + hidden_norm).
+/// Hidden-state statistics of a committed sequence (a prompt, or a run's prompt + generated
+/// tokens): each tapped target layer, then the drafter's projected context (after fc +
+/// hidden_norm). Positions 0..promptLength-1 are the prompt, promptLength..T-1 generated.
 struct HiddenStateStats {
     std::vector<std::int64_t> ids;
+    /// Prompt positions (== ids.size() when nothing generated is covered); -1: not recorded,
+    /// every position counts as prompt.
+    std::int64_t promptLength = -1;
+    bool isGenerated(std::int64_t position) const { return promptLength >= 0 && position >= promptLength; }
     std::vector<HiddenSeriesStats> series;
 };
 
