@@ -246,6 +246,7 @@ private slots:
         QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
         QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
         w.promptPanel()->setMaxNewTokens(96);  // the goldens' length
+        w.promptPanel()->setLoopRevision(LoopRevision::April2026);  // goldens.json holds the April loop
         w.promptPanel()->findChild<QPushButton*>("runButton")->click();
         QVERIFY(w.logText().contains("differ from the loaded models: loading them"));
         QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
