@@ -14,6 +14,7 @@
 #include <QComboBox>
 #include <QFile>
 #include <QLabel>
+#include <QSpinBox>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -211,6 +212,47 @@ private slots:
         v.setDrafterLayout({{false, 20}});
         QCOMPARE(v.selectedLayer(), 0);
         checkCells(v, inferenceMask(40, 16, MaskConventions{}, false, LayerAttention{false, 20}));
+    }
+
+    void perLayerTrainingMask() {
+        // Training mode draws the selected layer's packed mask (DFLASH.md 6 + 9).
+        MaskView v;
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(6, 4, {2, 4});
+        auto* combo = v.findChild<QComboBox*>("layerCombo");
+        auto* window = v.findChild<QSpinBox*>("windowSpin");
+        QVERIFY(combo && window);
+        QVERIFY(!combo->isVisibleTo(&v));  // no layout: the Window control decides
+        QVERIFY(window->isEnabled());
+        const std::vector<LayerAttention> layout = {{true, 3}, {false, std::nullopt}};
+        v.setDrafterLayout(layout);
+        QVERIFY(combo->isVisibleTo(&v));
+        QVERIFY(!window->isEnabled());
+        checkCells(v, trainingMask(6, 4, {2, 4}, MaskConventions{}, layout[0]));
+        // Hand-computed: b0+3 (position 5) does not see b0+0 (position 2) but sees b0+1;
+        // b1+0 (position 4) sees ctx 2 and 3, not ctx 1; 24 visible cells in all.
+        auto* d = v.colorMap()->data();
+        QCOMPARE(d->cell(6, 3), 0.0);
+        QCOMPARE(d->cell(7, 3), 1.0);
+        QCOMPARE(d->cell(2, 4), 1.0);
+        QCOMPARE(d->cell(3, 4), 1.0);
+        QCOMPARE(d->cell(1, 4), 0.0);
+        QCOMPARE(v.matrix().visibleCount(), std::int64_t(24));
+        const auto* title = v.plot()->findChild<QCPTextElement*>("maskTitle");
+        QVERIFY(title);
+        QVERIFY2(title->text().contains("layer 0: sliding 3 causal"), qPrintable(title->text()));
+        // Layer 1 (full bidirectional) is the plain training mask.
+        v.setSelectedLayer(1);
+        checkCells(v, trainingMask(6, 4, {2, 4}, MaskConventions{}));
+        // Tree verify mode has no layers; Inference mode always shows the selector.
+        v.setMode(MaskView::Mode::TreeVerify);
+        QVERIFY(!combo->isVisibleTo(&v));
+        v.setDrafterLayout({});
+        v.setMode(MaskView::Mode::Inference);
+        QVERIFY(combo->isVisibleTo(&v));
+        v.setMode(MaskView::Mode::Training);
+        QVERIFY(!combo->isVisibleTo(&v));
+        QVERIFY(window->isEnabled());
     }
 
     void diffModeCountsAndColours() {

@@ -206,6 +206,39 @@ private slots:
         QCOMPARE(trainingMask(6, 3, {1, 4}, conv(Strict, Bidir, 1), 3).visible, m.visible);
     }
 
+    // Per-layer training mask, S=6, B=4, anchors {2, 4}, sliding 3 causal (DFLASH.md 6 + 9).
+    // Keys: ctx 0..5 | b0+0..3 (positions 2..5) | b1+0..3 (positions 4..7). Row o of the
+    // block at a sees context kv in [a+o-2, a-1] and block rows o-2..o.
+    void trainingMaskPerLayer() {
+        const LayerAttention swa{true, 3};
+        const auto m = trainingMask(6, 4, {2, 4}, conv(), swa);
+        COMPARE_ROWS(toRows(m), (Rows{{1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+                                      {0, 1, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0},
+                                      {0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0},
+                                      {0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0},
+                                      {0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+                                      {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0},
+                                      {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0},
+                                      {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1}}));
+        // Specific cells: b0+1 (position 3) sees ctx 1 (3-1 = 2 < 3) but not ctx 0 (3-0 = 3);
+        // b0+3 (position 5) does not see b0+0 (position 2, 3 apart) but sees b0+1; b1+0 sees
+        // ctx 2 and 3 and nothing of block 0.
+        QVERIFY(m.at(1, 1) && !m.at(1, 0));
+        QVERIFY(!m.at(3, 6) && m.at(3, 7));
+        QVERIFY(m.at(4, 2) && m.at(4, 3) && !m.at(4, 1) && !m.at(4, 6));
+        QCOMPARE(m.visibleCount(), 24);
+        // Labels and positions are those of the plain training mask; offset 1 moves
+        // positions only; the base layout is the plain mask.
+        const auto plain = trainingMask(6, 4, {2, 4}, conv());
+        QCOMPARE(m.rowPositions, plain.rowPositions);
+        QCOMPARE(m.colLabels, plain.colLabels);
+        QCOMPARE(trainingMask(6, 4, {2, 4}, conv(Strict, Bidir, 1), swa).visible, m.visible);
+        QCOMPARE(trainingMask(6, 4, {2, 4}, conv(), LayerAttention{}).visible, plain.visible);
+        // A causal full layer: the plain mask with a causal block.
+        QCOMPARE(trainingMask(6, 4, {2, 4}, conv(), LayerAttention{true, std::nullopt}).visible,
+                 trainingMask(6, 4, {2, 4}, conv(Strict, Causal)).visible);
+    }
+
     void trainingEdgeCases() {
         // No anchors: no queries, keys are the context only.
         const auto e = trainingMask(5, 4, {}, conv());

@@ -160,15 +160,19 @@ void MaskView::buildUi() {
     stepLabel_ = new QLabel(infPage);
     stepLabel_->setObjectName("stepLabel");
     stepLabel_->setWordWrap(true);  // the dock stays free of a horizontal scroll bar
-    layerCombo_ = new QComboBox(infPage);
+    // Layer selector: Inference mode always, Training mode when a drafter layout is set.
+    layerBox_ = new QWidget(this);
+    auto* layerRow = new QHBoxLayout(layerBox_);
+    layerRow->setContentsMargins(0, 0, 0, 0);
+    layerCombo_ = new QComboBox(layerBox_);
     layerCombo_->setObjectName("layerCombo");
     layerCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     layerCombo_->setMinimumContentsLength(16);  // "1: sliding 2048 causal"; the list shows it whole
     layerCombo_->setToolTip(tr("Drafter layer whose mask is drawn: causal layers add the triangle, sliding-window "
                                "layers the band of the last W positions (DFLASH.md section 9)"));
     infRow->addWidget(stepLabel_, 1);
-    infRow->addWidget(new QLabel(tr("Layer"), infPage));
-    infRow->addWidget(layerCombo_);
+    layerRow->addWidget(new QLabel(tr("Layer"), layerBox_));
+    layerRow->addWidget(layerCombo_);
     modeStack_->addWidget(infPage);
     auto* train = new QWidget(this);
     auto* trainRow = new QHBoxLayout(train);
@@ -192,7 +196,8 @@ void MaskView::buildUi() {
     windowSpin_->setObjectName("windowSpin");
     windowSpin_->setRange(0, 65536);
     windowSpin_->setSpecialValueText(tr("none"));
-    windowSpin_->setToolTip(tr("Sliding-window size W of sliding-window layers (0 = full attention)"));
+    windowSpin_->setToolTip(tr("Sliding-window size W of sliding-window layers (0 = full attention); with a "
+                               "drafter layout the selected layer's window and causality apply instead"));
     trainRow->addWidget(new QLabel(tr("S"), train));
     trainRow->addWidget(sSpin_);
     trainRow->addWidget(new QLabel(tr("B"), train));
@@ -214,6 +219,7 @@ void MaskView::buildUi() {
     treeRow->addWidget(treeLabel_, 1);
     treeRow->addWidget(pastCheck_);
     modeStack_->addWidget(treePage);
+    modeRow->addWidget(layerBox_);
     modeRow->addStretch(1);
     outer->addLayout(modeRow);
     outer->addWidget(modeStack_);  // its own line: the dock stays narrow
@@ -347,7 +353,7 @@ void MaskView::setDrafterLayout(const std::vector<LayerAttention>& layers) {
         layerCombo_->addItem(tr("%1: %2").arg(i).arg(QString::fromStdString(describeLayerAttention(layout_[i]))));
     layerCombo_->setCurrentIndex(std::clamp(keep, 0, layerCombo_->count() - 1));
     updating_ = false;
-    if (mode() == Mode::Inference) rebuild();
+    if (mode() != Mode::TreeVerify) rebuild();
 }
 
 void MaskView::setSelectedLayer(int layer) { layerCombo_->setCurrentIndex(std::clamp(layer, 0, layerCombo_->count() - 1)); }
@@ -441,6 +447,12 @@ void MaskView::rebuild() {
     const bool diff = diffEnabled() && !tree;  // conventions and diff describe the drafter's masks only
     boxA_->setEnabled(!tree);
     boxB_->setEnabled(!tree);
+    const bool layered = mode() == Mode::Inference || (mode() == Mode::Training && !layout_.empty());
+    layerBox_->setVisible(layered);
+    windowSpin_->setEnabled(layout_.empty());
+    const auto layer = static_cast<std::size_t>(selectedLayer()) < layout_.size()
+                           ? layout_[static_cast<std::size_t>(selectedLayer())]
+                           : LayerAttention{};
     plot_->xAxis->setLabel(tree ? tr("key (tree node @ position, or the past)") : tr("key (block row @ position, or context position)"));
     plot_->yAxis->setLabel(tree ? tr("query (tree node @ position)") : tr("query (block row @ position)"));
     const MaskConventions a = conventions(), b = diffConventions();
@@ -460,9 +472,6 @@ void MaskView::rebuild() {
             if (haveStep_) {
                 const bool both = diff && (a.context == MaskConventions::Context::Inclusive ||
                                            b.context == MaskConventions::Context::Inclusive);
-                const auto layer = static_cast<std::size_t>(selectedLayer()) < layout_.size()
-                                       ? layout_[static_cast<std::size_t>(selectedLayer())]
-                                       : LayerAttention{};
                 maskA_ = draftscope::inferenceMask(infContext_, infBlock_, a, both, layer);
                 if (diff) maskB_ = draftscope::inferenceMask(infContext_, infBlock_, b, both, layer);
             } else {
@@ -470,8 +479,13 @@ void MaskView::rebuild() {
             }
         } else {
             const auto anchors = draftscope::parseIndexList(anchorsEdit_->text().toStdString());
-            maskA_ = draftscope::trainingMask(sSpin_->value(), bSpin_->value(), anchors, a, windowSpin_->value());
-            if (diff) maskB_ = draftscope::trainingMask(sSpin_->value(), bSpin_->value(), anchors, b, windowSpin_->value());
+            const auto build = [&](const MaskConventions& c) {
+                return layout_.empty()
+                           ? draftscope::trainingMask(sSpin_->value(), bSpin_->value(), anchors, c, windowSpin_->value())
+                           : draftscope::trainingMask(sSpin_->value(), bSpin_->value(), anchors, c, layer);
+            };
+            maskA_ = build(a);
+            if (diff) maskB_ = build(b);
         }
         if (maskA_.rows * maskA_.cols > kMaxDrawnCells)
             throw draftscope::Error("the mask has " + std::to_string(maskA_.rows) + " x " + std::to_string(maskA_.cols) +
@@ -518,7 +532,7 @@ void MaskView::rebuild() {
                            .arg(maskA_.cols)
                            .arg(maskA_.visibleCount());
         }
-        if (mode() == Mode::Training && windowSpin_->value() > 0)
+        if (mode() == Mode::Training && layout_.empty() && windowSpin_->value() > 0)
             summary_ += tr(" (sliding window %1: block causal whatever the Block setting)").arg(windowSpin_->value());
     } else if (error_.isEmpty() && summary_.isEmpty()) {
         summary_ = tr("Empty mask (no blocks).");
@@ -564,7 +578,9 @@ QString MaskView::titleText() const {
                    .arg(sSpin_->value())
                    .arg(bSpin_->value())
                    .arg(anchorsEdit_->text().simplified())
-                   .arg(windowSpin_->value() > 0 ? tr(", window %1").arg(windowSpin_->value()) : QString());
+                   .arg(!layout_.empty()              ? tr(", layer %1").arg(layerCombo_->currentText())
+                        : windowSpin_->value() > 0 ? tr(", window %1").arg(windowSpin_->value())
+                                                   : QString());
     QString text = what + QStringLiteral("\nA: ") + describe(conventions());
     if (shownIsDiff_)
         text += QStringLiteral("   vs   B: ") + describe(diffConventions()) +

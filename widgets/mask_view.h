@@ -72,10 +72,13 @@ public:
     /// The drafter's per-layer attention layout (ModelSummary::layout, DFLASH.md section 9).
     /// Inference mode draws the selected layer's real mask: the conventions' mask
     /// intersected with the layer's causal triangle and sliding-window band
-    /// (inferenceMask(..., LayerAttention), the function the drafter forward uses). Empty:
-    /// the base layout. Keeps the selected layer when it still exists.
+    /// (inferenceMask(..., LayerAttention), the function the drafter forward uses). Training
+    /// mode with a non-empty layout draws the selected layer's packed training mask
+    /// (trainingMask(..., LayerAttention)); the Window control is then disabled. Empty: the
+    /// base layout, the layer selector is shown in Inference mode only. Keeps the selected
+    /// layer when it still exists.
     void setDrafterLayout(const std::vector<draftscope::LayerAttention>& layers);
-    /// Selects drafter layer `layer` (clamped to the layout) for Inference mode.
+    /// Selects drafter layer `layer` (clamped to the layout) for Inference and Training mode.
     void setSelectedLayer(int layer);
     /// The selected drafter layer (0 when the layout is empty).
     int selectedLayer() const;
@@ -171,6 +174,7 @@ private:
     QComboBox* modeCombo_ = nullptr;
     QStackedWidget* modeStack_ = nullptr;
     QLabel* stepLabel_ = nullptr;
+    QWidget* layerBox_ = nullptr;  ///< "Layer" label + layerCombo_
     QComboBox* layerCombo_ = nullptr;
     QSpinBox* sSpin_ = nullptr;
     QSpinBox* bSpin_ = nullptr;

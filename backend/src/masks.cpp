@@ -29,6 +29,11 @@ void allocate(MaskMatrix& m, std::int64_t rows, std::int64_t cols) {
 
 void set(MaskMatrix& m, std::int64_t r, std::int64_t c) { m.visible[static_cast<std::size_t>(r * m.cols + c)] = 1; }
 
+/// Masks every cell of m that `visibility` (same shape, row-major) does not show.
+void intersect(MaskMatrix& m, const std::vector<std::uint8_t>& visibility) {
+    for (std::size_t i = 0; i < visibility.size(); ++i) m.visible[i] = m.visible[i] && visibility[i];
+}
+
 std::string shapeOf(const MaskMatrix& m) { return std::to_string(m.rows) + " x " + std::to_string(m.cols); }
 
 }  // namespace
@@ -95,8 +100,7 @@ MaskMatrix inferenceMask(std::int64_t contextLength, std::int64_t blockSize, con
                          bool anchorColumnAlways, const LayerAttention& layer) {
     auto m = inferenceMask(contextLength, blockSize, conventions, anchorColumnAlways);
     if (!layer.needsMask()) return m;
-    const auto v = layerVisibility(layer, m.rowPositions, m.colPositions);
-    for (std::size_t i = 0; i < v.size(); ++i) m.visible[i] = m.visible[i] && v[i];
+    intersect(m, layerVisibility(layer, m.rowPositions, m.colPositions));
     return m;
 }
 
@@ -161,6 +165,18 @@ MaskMatrix trainingMask(std::int64_t S, std::int64_t B, const std::vector<std::i
                 if (!causal || k <= o) set(m, r, c0 + k);
         }
     }
+    return m;
+}
+
+MaskMatrix trainingMask(std::int64_t S, std::int64_t B, const std::vector<std::int64_t>& anchors,
+                        const MaskConventions& conv, const LayerAttention& layer) {
+    auto m = trainingMask(S, B, anchors, conv);
+    if (!layer.needsMask()) return m;
+    // Reference positions: the offset bug shifts the block's positions, never what it sees.
+    auto rows = m.rowPositions, cols = m.colPositions;
+    for (auto& p : rows) p -= conv.positionOffset;
+    for (std::size_t c = static_cast<std::size_t>(m.contextCols); c < cols.size(); ++c) cols[c] -= conv.positionOffset;
+    intersect(m, layerVisibility(layer, rows, cols));
     return m;
 }
 

@@ -108,6 +108,16 @@ MaskMatrix inferenceMask(std::int64_t contextLength, std::int64_t blockSize, con
 MaskMatrix trainingMask(std::int64_t contextLength, std::int64_t blockSize, const std::vector<std::int64_t>& anchors,
                         const MaskConventions& conventions, std::int64_t slidingWindow = 0);
 
+/// trainingMask() of one drafter layer (DFLASH.md sections 6 and 9): the same rows, columns,
+/// labels and positions, with the conventions' visibility (no slidingWindow) intersected with
+/// `layer`'s, layerVisibility() over the reference positions (block i row/column k at
+/// a_i + k, context j at j; positionOffset moves positions, never visibility). A sliding
+/// causal layer thus sees context kv >= a_i + o - (W-1) and block rows o-(W-1)..o. The base
+/// layout ({}) gives trainingMask(contextLength, blockSize, anchors, conventions) unchanged.
+/// Throws as trainingMask().
+MaskMatrix trainingMask(std::int64_t contextLength, std::int64_t blockSize, const std::vector<std::int64_t>& anchors,
+                        const MaskConventions& conventions, const LayerAttention& layer);
+
 /// Counts of a mask comparison.
 struct MaskDiffCounts {
     std::int64_t onlyA = 0;             ///< cells visible in a but masked in b
