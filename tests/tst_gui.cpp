@@ -273,7 +273,7 @@ private slots:
         QCOMPARE(loaded.count(), 1);
         b = finished.first().first().value<RunBundlePtr>();
         QVERIFY(b->comparison);
-        QVERIFY(w.isComparing());
+        QTRY_VERIFY_WITH_TIMEOUT(w.isComparing(), 10000);  // the window shows it from its own queued slot
         // Unticking it again: Run reloads without B; the old pair is never run silently.
         auto* compare = w.modelPanel()->findChild<QCheckBox*>("compareDrafters");
         QVERIFY(compare);

@@ -358,6 +358,12 @@ void MaskView::setDrafterLayout(const std::vector<LayerAttention>& layers) {
 
 void MaskView::setSelectedLayer(int layer) { layerCombo_->setCurrentIndex(std::clamp(layer, 0, layerCombo_->count() - 1)); }
 
+bool MaskView::trainsPerLayer() const {
+    for (const auto& l : layout_)
+        if (l.needsMask()) return true;
+    return false;
+}
+
 int MaskView::selectedLayer() const { return std::max(0, layerCombo_->currentIndex()); }
 
 void MaskView::clearInferenceContext() {
@@ -447,9 +453,9 @@ void MaskView::rebuild() {
     const bool diff = diffEnabled() && !tree;  // conventions and diff describe the drafter's masks only
     boxA_->setEnabled(!tree);
     boxB_->setEnabled(!tree);
-    const bool layered = mode() == Mode::Inference || (mode() == Mode::Training && !layout_.empty());
+    const bool layered = mode() == Mode::Inference || (mode() == Mode::Training && trainsPerLayer());
     layerBox_->setVisible(layered);
-    windowSpin_->setEnabled(layout_.empty());
+    windowSpin_->setEnabled(!trainsPerLayer());
     const auto layer = static_cast<std::size_t>(selectedLayer()) < layout_.size()
                            ? layout_[static_cast<std::size_t>(selectedLayer())]
                            : LayerAttention{};
@@ -480,7 +486,7 @@ void MaskView::rebuild() {
         } else {
             const auto anchors = draftscope::parseIndexList(anchorsEdit_->text().toStdString());
             const auto build = [&](const MaskConventions& c) {
-                return layout_.empty()
+                return !trainsPerLayer()
                            ? draftscope::trainingMask(sSpin_->value(), bSpin_->value(), anchors, c, windowSpin_->value())
                            : draftscope::trainingMask(sSpin_->value(), bSpin_->value(), anchors, c, layer);
             };
@@ -532,7 +538,7 @@ void MaskView::rebuild() {
                            .arg(maskA_.cols)
                            .arg(maskA_.visibleCount());
         }
-        if (mode() == Mode::Training && layout_.empty() && windowSpin_->value() > 0)
+        if (mode() == Mode::Training && !trainsPerLayer() && windowSpin_->value() > 0)
             summary_ += tr(" (sliding window %1: block causal whatever the Block setting)").arg(windowSpin_->value());
     } else if (error_.isEmpty() && summary_.isEmpty()) {
         summary_ = tr("Empty mask (no blocks).");
@@ -578,7 +584,7 @@ QString MaskView::titleText() const {
                    .arg(sSpin_->value())
                    .arg(bSpin_->value())
                    .arg(anchorsEdit_->text().simplified())
-                   .arg(!layout_.empty()              ? tr(", layer %1").arg(layerCombo_->currentText())
+                   .arg(trainsPerLayer()              ? tr(", layer %1").arg(layerCombo_->currentText())
                         : windowSpin_->value() > 0 ? tr(", window %1").arg(windowSpin_->value())
                                                    : QString());
     QString text = what + QStringLiteral("\nA: ") + describe(conventions());

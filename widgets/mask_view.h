@@ -155,6 +155,9 @@ private:
     bool haveStep_ = false;
     std::int64_t infContext_ = 0, infBlock_ = 0;
     std::vector<QString> pieces_;
+    /// Training mode draws the selected layer's mask when the drafter's layout has a causal or
+    /// sliding-window layer; a base layout keeps the hand-set Window box (what-if masks).
+    bool trainsPerLayer() const;
     std::vector<draftscope::LayerAttention> layout_;
     bool haveTree_ = false;
     draftscope::TreeStep tree_;
