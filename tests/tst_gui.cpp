@@ -21,6 +21,7 @@
 #include "hidden_stats_view.h"
 #include "output_strip_view.h"
 #include "step_selection.h"
+#include "gui_test_support.h"
 #include "test_support.h"
 
 #include <qcustomplot.h>
@@ -74,7 +75,7 @@ private slots:
         AnalysisController c;
         QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
         c.loadModels(demoModels());
-        QVERIFY(loaded.wait(60000));
+        QVERIFY(waitForSignal(loaded, 60000));
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy progress(&c, &AnalysisController::progress);
         int ticks = 0;
@@ -84,7 +85,7 @@ private slots:
         QElapsedTimer clock;
         clock.start();
         c.analyse(demoRequest(96));
-        QVERIFY(finished.wait(120000));
+        QVERIFY(waitForSignal(finished, 120000));
         const qint64 ms = clock.elapsed();
         timer.stop();
         // The GUI thread served its timer throughout: at least a third of the ideal tick count.
@@ -103,14 +104,14 @@ private slots:
         AnalysisController c;
         QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
         c.loadModels(demoModels());
-        QVERIFY(loaded.wait(60000));
+        QVERIFY(waitForSignal(loaded, 60000));
         QSignalSpy cancelled(&c, &AnalysisController::cancelled);
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy progress(&c, &AnalysisController::progress);
         c.analyse(demoRequest(3000));
-        QVERIFY(progress.wait(60000));
+        QVERIFY(waitForSignal(progress, 60000));
         c.cancel();
-        QVERIFY(cancelled.wait(60000));
+        QVERIFY(waitForSignal(cancelled, 60000));
         QCOMPARE(finished.count(), 0);
         QTRY_VERIFY(!c.isBusy());
     }
@@ -119,16 +120,16 @@ private slots:
         AnalysisController c;
         QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
         c.loadModels(demoModels());
-        QVERIFY(loaded.wait(60000));
+        QVERIFY(waitForSignal(loaded, 60000));
         QSignalSpy started(&c, &AnalysisController::analysisStarted);
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy cancelled(&c, &AnalysisController::cancelled);
         QSignalSpy progress(&c, &AnalysisController::progress);
         const auto first = c.analyse(demoRequest(3000));
-        QVERIFY(progress.wait(30000));  // the first is running now
+        QVERIFY(waitForSignal(progress, 30000));  // the first is running now
         const auto second = c.analyse(demoRequest(8));
         const auto third = c.analyse(demoRequest(16));
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QVERIFY(waitForCount(finished, 1, 120000));
         QTest::qWait(300);
         // The running one was cancelled, the pending second never started, the third ran.
         QCOMPARE(cancelled.count(), 1);
@@ -146,13 +147,13 @@ private slots:
         AnalysisController c;
         QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
         c.loadModels(demoModels());
-        QVERIFY(loaded.wait(60000));
+        QVERIFY(waitForSignal(loaded, 60000));
         QSignalSpy partial(&c, &AnalysisController::partialResult);
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         AnalysisRequest r = demoRequest(32);
         r.ddtreeBudgets = {4, 8};
         const auto id = c.analyse(r);
-        QVERIFY(finished.wait(120000));
+        QVERIFY(waitForSignal(finished, 120000));
         const auto full = finished.first().first().value<RunBundlePtr>();
         QCOMPARE(full->treeRuns.size(), std::size_t(2));
         // The chain run (with its statistics), then chain + budget 4; the last run comes complete.
@@ -180,7 +181,7 @@ private slots:
         w.promptPanel()->setDdtreeBudgets({4, 8});
         QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
         w.loadModels(demoModels());
-        QVERIFY(loaded.wait(60000));
+        QVERIFY(waitForSignal(loaded, 60000));
         // While budget 4 runs, the chain is already on screen; cancel once budget 8 starts.
         int chainRowsDuringBudget4 = -1;
         connect(w.controller(), &AnalysisController::stageChanged, &w, [&](quint64, const QString& stage) {
@@ -192,7 +193,7 @@ private slots:
         QSignalSpy cancelled(w.controller(), &AnalysisController::cancelled);
         QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
         w.runAnalysis();
-        QVERIFY(cancelled.wait(200000));
+        QVERIFY(waitForSignal(cancelled, 200000));
         QCOMPARE(finished.count(), 0);
         QVERIFY(w.lastResult());
         const auto& run = w.lastResult()->run;
@@ -213,7 +214,7 @@ private slots:
         ModelRequest r = demoModels();
         r.drafterDir = QString::fromStdString(dataPath("models/qwen3_5-tiny-causallm"));  // not a drafter
         w.loadModels(r);
-        QVERIFY(failed.wait(60000));
+        QVERIFY(waitForSignal(failed, 60000));
         QCOMPARE(failed.first().at(0).toString(), QString("load"));
         QVERIFY(failed.first().at(1).toString().contains("not a DFlash drafter"));
         QVERIFY(w.logText().contains("not a DFlash drafter"));
@@ -249,7 +250,7 @@ private slots:
         w.promptPanel()->setLoopRevision(LoopRevision::April2026);  // goldens.json holds the April loop
         w.promptPanel()->findChild<QPushButton*>("runButton")->click();
         QVERIFY(w.logText().contains("differ from the loaded models: loading them"));
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
+        QVERIFY(waitForCount(finished, 1, 300000));  // 2 shared cores can be slow
         QCOMPARE(loaded.count(), 1);
         auto b = finished.first().first().value<RunBundlePtr>();
         QCOMPARE(QFileInfo(QString::fromStdString(b->drafter.directory)).canonicalFilePath(),
@@ -269,7 +270,7 @@ private slots:
         finished.clear();
         loaded.clear();
         w.runAnalysis();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
+        QVERIFY(waitForCount(finished, 1, 300000));  // 2 shared cores can be slow
         QCOMPARE(loaded.count(), 1);
         b = finished.first().first().value<RunBundlePtr>();
         QVERIFY(b->comparison);
@@ -282,7 +283,7 @@ private slots:
         finished.clear();
         loaded.clear();
         w.runAnalysis();
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 300000);  // 2 shared cores can be slow
+        QVERIFY(waitForCount(finished, 1, 300000));  // 2 shared cores can be slow
         QCOMPARE(loaded.count(), 1);
         QVERIFY(!finished.first().first().value<RunBundlePtr>()->comparison);
         // Tools > Inspect checkpoint offers the loaded checkpoints.
@@ -441,7 +442,7 @@ private slots:
         // Selecting another step requests that step's drafter attention.
         QSignalSpy attn(w.controller(), &AnalysisController::attentionReady);
         w.selection()->select(5, 2);
-        QVERIFY(attn.wait(30000));
+        QVERIFY(waitForSignal(attn, 30000));
         QCOMPARE(attn.first().at(0).toULongLong(), w.lastResult()->requestId);
         const auto a = attn.first().at(1).value<DrafterAttention>();
         QCOMPARE(a.step, 5);
@@ -529,10 +530,10 @@ private slots:
             ModelRequest onlyB = demoModels();
             onlyB.drafterDir = models.drafterBDir;
             alone.loadModels(onlyB);
-            QVERIFY(loaded.wait(60000));
+            QVERIFY(waitForSignal(loaded, 60000));
             QSignalSpy finished(&alone, &AnalysisController::analysisFinished);
             alone.analyse(w.promptPanel()->request());
-            QVERIFY(finished.wait(120000));
+            QVERIFY(waitForSignal(finished, 120000));
             const auto single = finished.first().first().value<RunBundlePtr>();
             QVERIFY(!single->comparison);
             QCOMPARE(single->run.acceptanceLengths, b.run.acceptanceLengths);
@@ -548,7 +549,7 @@ private slots:
         QVERIFY(w.blockAgreementViewB()->caption().contains(QString::number(b.run.tau, 'f', 3)));
         QSignalSpy attnA(w.controller(), &AnalysisController::attentionReady);
         w.selection()->select(4, 1);
-        QVERIFY(attnA.wait(30000));  // A's attention at step 4 is done
+        QVERIFY(waitForSignal(attnA, 30000));  // A's attention at step 4 is done
         QCOMPARE(attnA.first().at(1).value<DrafterAttention>().step, 4);
         const auto pos = a->run.steps[4].start + 1;
         QCOMPARE(w.selectionB()->step(), chainStepCovering(b.run, pos));
@@ -571,7 +572,7 @@ private slots:
         w.setDetailDrafter(1);
         QCOMPARE(w.treeView()->currentRun()->acceptanceLengths, b.treeRuns[0].acceptanceLengths);
         QVERIFY(w.hiddenStatsView()->caption().contains("drafter B"));
-        QVERIFY(attn.wait(30000));
+        QVERIFY(waitForSignal(attn, 30000));
         const auto att = attn.last().at(1).value<DrafterAttention>();
         QCOMPARE(att.step, w.selectionB()->step());
         QCOMPARE(att.numKeys, b.run.steps[static_cast<std::size_t>(att.step)].start + b.run.blockSize);

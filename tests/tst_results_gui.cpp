@@ -16,6 +16,7 @@
 #include "output_strip_view.h"
 #include "results_aggregate_plots.h"
 #include "step_selection.h"
+#include "gui_test_support.h"
 #include "test_support.h"
 
 #include <QDockWidget>
@@ -180,7 +181,7 @@ private slots:
         QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
         QSignalSpy started(w.controller(), &AnalysisController::analysisStarted);
         w.runAnalysis();
-        QVERIFY(started.wait(60000));
+        QVERIFY(waitForSignal(started, 60000));
         // While it runs: the recorded run is gone from the views, table and Prompt panel.
         QVERIFY(!w.lastResult());
         QCOMPARE(w.blockAgreementView()->model()->rowCount(), 0);
@@ -189,7 +190,7 @@ private slots:
         QVERIFY(w.promptPanel()->recordedSource().isEmpty());
         QVERIFY(w.windowTitle().contains("live run"));
         QVERIFY(!w.statusBar()->currentMessage().contains("ecorded"));
-        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QVERIFY(waitForCount(finished, 1, 120000));
         const auto live = w.lastResult();
         QVERIFY(live);
         QVERIFY(!(live->requestId & kRecordedRequestBit));
@@ -319,7 +320,7 @@ private slots:
             QVERIFY(load && load->isEnabled());
             QSignalSpy attn(w.controller(), &AnalysisController::attentionReady);
             load->click();
-            QVERIFY(attn.wait(60000));
+            QVERIFY(waitForSignal(attn, 60000));
             QTRY_VERIFY2(w.attentionView()->hasAttention(),
                           qPrintable(w.attentionView()->errorText() + " | " + w.attentionView()->infoText() + " | " + w.logText()));
             QCOMPARE(attn.last().at(0).toULongLong(), w.lastResult()->requestId);
@@ -369,7 +370,7 @@ private slots:
         const QString expected = readerError(truncated);
         QVERIFY(expected.contains("truncated.dsresults"));
         w.openResultsFile(truncated);
-        QVERIFY(errors.wait(20000));
+        QVERIFY(waitForSignal(errors, 20000));
         QCOMPARE(errors.last().at(1).toString(), expected);
         QVERIFY(w.logText().contains(expected));
         QCOMPARE(w.resultsPath(), path_);  // the previous file stays open
