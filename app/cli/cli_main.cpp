@@ -15,6 +15,7 @@
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 #include "draftscope/tokenizer.h"
+#include "draftscope/version.h"
 
 #include <CLI/CLI.hpp>
 
@@ -141,7 +142,7 @@ int forwardCommand(const std::string& modelDir, const PromptArgs& prompt, const 
 int main(int argc, char** argv) {
     CLI::App app{"draftscope-cli: run DFlash drafters against their target and see where drafts go wrong"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "draftscope 0.1.0");
+    app.set_version_flag("--version", "draftscope " DRAFTSCOPE_VERSION);
 
     auto* run = app.add_subcommand("run", "run the DFlash verification loop on one prompt");
     std::string targetDir, drafterDir, drafterConfig, jsonOut;

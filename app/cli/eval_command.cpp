@@ -7,6 +7,7 @@
 #include "draftscope/prompt_set.h"
 #include "draftscope/safetensors.h"
 #include "draftscope/sha256.h"
+#include "draftscope/version.h"
 
 #include <filesystem>
 #include <iostream>
@@ -64,7 +65,7 @@ int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
 
     ResultsFile results = runEvaluation(engine, entries, args.settings, cb, cancel);
     bar.clear();
-    results.producer = "draftscope-cli eval 0.1.0";
+    results.producer = "draftscope-cli eval " DRAFTSCOPE_VERSION;
     std::error_code ec;
     const auto absPrompts = std::filesystem::absolute(args.promptsPath, ec);
     results.promptSetPath = ec ? args.promptsPath : absPrompts.lexically_normal().string();

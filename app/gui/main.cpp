@@ -16,6 +16,7 @@
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
+#include "draftscope/version.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QApplication::setApplicationName("draftscope");
     QApplication::setOrganizationName("draftscope");
-    QApplication::setApplicationVersion("0.1.0");
+    QApplication::setApplicationVersion(DRAFTSCOPE_VERSION);
     QApplication::setWindowIcon(QIcon(":/icons/draftscope.svg"));
 
     QCommandLineParser cli;

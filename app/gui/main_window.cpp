@@ -16,6 +16,7 @@
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
+#include "draftscope/version.h"
 #include "results_aggregate_plots.h"
 #include "hidden_stats_view.h"
 #include "mask_view.h"
@@ -419,8 +420,9 @@ void MainWindow::createMenus() {
     auto* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About draftscope"), this, [this] {
         QMessageBox::about(this, tr("About draftscope"),
-                           tr("draftscope 0.1.0: see what a speculative-decoding drafter drafts, where the target "
-                              "disagrees, and why. Semantics follow the official DFlash loop."));
+                           tr("draftscope %1: see what a speculative-decoding drafter drafts, where the target "
+                              "disagrees, and why. Semantics follow the official DFlash loop.")
+                               .arg(DRAFTSCOPE_VERSION));
     });
 }
 
