@@ -1,6 +1,9 @@
 #pragma once
-// Helpers shared by the Qt Test suites: fixture paths, goldens, tolerances, temp models.
+// Helpers shared by the Qt Test suites: fixture paths, goldens, tolerances, temp models,
+// prompts and error messages. Put a helper here once a second suite needs it.
 
+#include "draftscope/errors.h"
+#include "draftscope/run_types.h"
 #include "draftscope/safetensors.h"
 
 #include <nlohmann/json.hpp>
@@ -52,6 +55,29 @@ inline const draftscope::SafetensorsFile& variantTensors() {
 
 inline std::vector<std::int64_t> promptIds(int i) {
     return goldens()["prompt_ids"][std::to_string(i)].get<std::vector<std::int64_t>>();
+}
+
+/// A prompt given as token ids (no tokenizer, no chat template).
+inline draftscope::PromptSpec idsPrompt(std::vector<std::int64_t> ids) {
+    draftscope::PromptSpec p;
+    p.kind = draftscope::PromptSpec::Kind::Ids;
+    p.ids = std::move(ids);
+    return p;
+}
+
+/// Golden prompt `i` of goldens.json ("prompt_ids") as an ids prompt.
+inline draftscope::PromptSpec goldenPrompt(int i) { return idsPrompt(promptIds(i)); }
+
+/// The message of the draftscope::Error that `f()` throws; empty when it throws none (any
+/// other exception escapes, failing the test).
+template <class F>
+QString errorOf(F&& f) {
+    try {
+        f();
+    } catch (const draftscope::Error& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
 }
 
 /// max |a - b| / max |b| (the fixtures' tolerance measure). Returns +inf on size mismatch.

@@ -24,23 +24,6 @@ class TestBadInput : public QObject {
 
     std::string dir(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
 
-    template <class F>
-    static QString errorOf(F&& f) {
-        try {
-            f();
-        } catch (const Error& e) {
-            return QString::fromStdString(e.what());
-        }
-        return {};
-    }
-
-    static PromptSpec ids(std::vector<std::int64_t> v) {
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = std::move(v);
-        return p;
-    }
-
     /// Rewrites `<d>/model.safetensors`, applying `edit` to each (name, dtype, shape, bytes).
     static void rewriteWeights(const std::string& d,
                                const std::function<bool(std::string&, DType&, std::vector<std::int64_t>&, std::string&)>& edit) {
@@ -239,14 +222,14 @@ private slots:
         PromptSpec p;
         p.text = "";
         QVERIFY(errorOf([&] { e.run(p, {}); }).contains("empty"));
-        QVERIFY(errorOf([&] { e.run(ids({}), {}); }).contains("empty"));
-        QVERIFY(errorOf([&] { e.forward(ids({})); }).contains("empty"));
+        QVERIFY(errorOf([&] { e.run(idsPrompt({}), {}); }).contains("empty"));
+        QVERIFY(errorOf([&] { e.forward(idsPrompt({})); }).contains("empty"));
     }
 
     void promptIdsOutsideVocab() {
         Engine e;
         e.loadTarget(demoTarget());
-        const auto msg = errorOf([&] { e.forward(ids({1, 2, 5000})); });
+        const auto msg = errorOf([&] { e.forward(idsPrompt({1, 2, 5000})); });
         QVERIFY2(msg.contains("5000") && msg.contains("0..2047"), qPrintable(msg));
     }
 
@@ -258,11 +241,11 @@ private slots:
         Engine e;
         e.loadTarget(d);
         e.loadDrafter(demoDrafter());
-        const auto msg = errorOf([&] { e.forward(ids(std::vector<std::int64_t>(40, 5))); });
+        const auto msg = errorOf([&] { e.forward(idsPrompt(std::vector<std::int64_t>(40, 5))); });
         QVERIFY2(msg.contains("40 tokens") && msg.contains("max_position_embeddings of 32"), qPrintable(msg));
         RunSettings s;
         s.maxNewTokens = 20;
-        const auto runMsg = errorOf([&] { e.run(ids(std::vector<std::int64_t>(10, 5)), s); });
+        const auto runMsg = errorOf([&] { e.run(idsPrompt(std::vector<std::int64_t>(10, 5)), s); });
         QVERIFY2(runMsg.contains("exceeds") && runMsg.contains("32"), qPrintable(runMsg));
     }
 
@@ -282,7 +265,7 @@ private slots:
         e.loadDrafter(demoDrafter());
         HiddenStateStats stats;
         try {
-            stats = e.hiddenStateStats(ids(promptIds(1)));
+            stats = e.hiddenStateStats(goldenPrompt(1));
         } catch (const Error& err) {
             QFAIL(err.what());
         }
@@ -305,7 +288,7 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 50;
         s.loop = LoopRevision::April2026;  // the April reference's behaviour
-        const auto r = e.run(ids(promptIds(0)), s);
+        const auto r = e.run(goldenPrompt(0), s);
         QCOMPARE(r.steps.size(), std::size_t(1));
         QVERIFY(r.stoppedAtEos);
         auto expected = promptIds(0);
@@ -316,7 +299,7 @@ private slots:
         // The current loop checks stop tokens inside the loop: a stop token as the first
         // anchor ends the run before any step, with the same output (docs/ENGINE.md).
         s.loop = LoopRevision::Current;
-        const auto c = e.run(ids(promptIds(0)), s);
+        const auto c = e.run(goldenPrompt(0), s);
         QCOMPARE(c.steps.size(), std::size_t(0));
         QVERIFY(c.stoppedAtEos);
         QCOMPARE(c.outputIds, expected);
@@ -328,8 +311,8 @@ private slots:
         e.loadDrafter(demoDrafter());
         RunSettings s;
         s.maxNewTokens = std::numeric_limits<std::int64_t>::max();
-        QVERIFY(errorOf([&] { e.run(ids(promptIds(0)), s); }).contains("exceeds"));
-        QVERIFY(errorOf([&] { e.greedy(ids(promptIds(0)), s.maxNewTokens, true); }).contains("exceeds"));
+        QVERIFY(errorOf([&] { e.run(goldenPrompt(0), s); }).contains("exceeds"));
+        QVERIFY(errorOf([&] { e.greedy(goldenPrompt(0), s.maxNewTokens, true); }).contains("exceeds"));
     }
 
     void deeplyNestedJsonIsRefusedNotAStackOverflow() {
@@ -364,7 +347,7 @@ private slots:
         s.ignoreEos = true;
         bool cancelled = false;
         try {
-            e.run(ids(promptIds(0)), s, [&](std::int64_t, std::int64_t) { if (++calls == 3) cancel = true; }, &cancel);
+            e.run(goldenPrompt(0), s, [&](std::int64_t, std::int64_t) { if (++calls == 3) cancel = true; }, &cancel);
         } catch (const Cancelled&) {
             cancelled = true;
         }
@@ -392,8 +375,8 @@ private slots:
         Engine single, sharded;
         single.loadTarget(demoTarget());
         sharded.loadTarget(d);
-        const auto r1 = single.forward(ids(promptIds(1)));
-        const auto r2 = sharded.forward(ids(promptIds(1)));
+        const auto r1 = single.forward(goldenPrompt(1));
+        const auto r2 = sharded.forward(goldenPrompt(1));
         QCOMPARE(r2.logits, r1.logits);
 
         // An index that points outside the directory is refused.

@@ -22,16 +22,6 @@ class TestConfig : public QObject {
     }
     static nlohmann::json demoTargetJson() { return readJson(demoTarget() + "/config.json"); }
 
-    template <class F>
-    static QString errorOf(F&& f) {
-        try {
-            f();
-        } catch (const Error& e) {
-            return QString::fromStdString(e.what());
-        }
-        return {};
-    }
-
 private slots:
     void demoTarget5xRopeParameters() {
         const auto c = loadTargetConfig(demoTarget());

@@ -16,13 +16,6 @@ using namespace draftscope;
 using namespace testsupport;
 
 namespace {
-PromptSpec idsPrompt(int i) {
-    PromptSpec p;
-    p.kind = PromptSpec::Kind::Ids;
-    p.ids = promptIds(i);
-    return p;
-}
-
 /// The toy of DFLASH.md section 5 as log-probabilities (float32, as the engine feeds them).
 DraftTree toyTree(int budget) {
     const std::vector<std::vector<double>> p = {{.6, .3, .1}, {.5, .4, .1}, {.9, .05, .05}};
@@ -84,7 +77,7 @@ private slots:
         Engine e;
         e.loadTarget(demoTarget());
         e.loadDrafter(demoDrafter());
-        const auto t = e.draftTree(idsPrompt(0), budget);
+        const auto t = e.draftTree(goldenPrompt(0), budget);
         const auto& g = goldens()["ddtree"]["build.p0.budget" + std::to_string(budget)];
         QCOMPARE(tail(t.tokens), g["tokens"].get<std::vector<std::int64_t>>());
         QCOMPARE(tail(t.depths), g["depths"].get<std::vector<int>>());
@@ -111,7 +104,7 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 96;
         s.ignoreEos = true;
-        const auto r = e.runTree(idsPrompt(prompt), s, budget);
+        const auto r = e.runTree(goldenPrompt(prompt), s, budget);
         const auto& g = goldens()["ddtree"]["budget" + std::to_string(budget) + ".p" + std::to_string(prompt)];
         QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
         // Exact, including the last steps, where the official loop drafts from a shortened
@@ -136,22 +129,22 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 24;
         s.ignoreEos = true;
-        const auto r = e.runTree(idsPrompt(1), s, 0);
+        const auto r = e.runTree(goldenPrompt(1), s, 0);
         QCOMPARE(r.acceptanceLengths, std::vector<int>(24, 1));
-        QCOMPARE(r.outputIds, e.greedy(idsPrompt(1), 24, true));
+        QCOMPARE(r.outputIds, e.greedy(goldenPrompt(1), 24, true));
     }
 
     void budgetLargerThanVocab() {
         Engine e;
         e.loadTarget(demoTarget());
         e.loadDrafter(demoDrafter());
-        const auto t = e.draftTree(idsPrompt(0), 3000);  // V = 2048: k = V, tree still has 3000 nodes
+        const auto t = e.draftTree(goldenPrompt(0), 3000);  // V = 2048: k = V, tree still has 3000 nodes
         QCOMPARE(t.size(), 3001);
         RunSettings s;
         s.maxNewTokens = 16;
         s.ignoreEos = true;
-        const auto r = e.runTree(idsPrompt(0), s, 3000);
-        QCOMPARE(r.outputIds, e.greedy(idsPrompt(0), 16, true));
+        const auto r = e.runTree(goldenPrompt(0), s, 3000);
+        QCOMPARE(r.outputIds, e.greedy(goldenPrompt(0), 16, true));
     }
 
     void negativeBudgetIsRefused() {
@@ -161,7 +154,7 @@ private slots:
         RunSettings s;
         bool threw = false;
         try {
-            e.runTree(idsPrompt(0), s, -1);
+            e.runTree(goldenPrompt(0), s, -1);
         } catch (const Error& err) {
             threw = QString(err.what()).contains("budget");
         }

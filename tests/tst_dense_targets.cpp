@@ -35,9 +35,7 @@ private slots:
         const auto summary = engine.loadTarget(dataPath("models/" + name));
         QCOMPARE(summary.architecture, architecture.toStdString());
         QVERIFY(summary.unexpectedTensors.empty());
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = denseGoldens().readInt64(name + ".input_ids");
+        auto p = idsPrompt(denseGoldens().readInt64(name + ".input_ids"));
         const auto r = engine.forward(p);
         const double eh = relativeMaxError(r.hiddenStates, denseGoldens().readFloat32(name + ".hidden_states"));
         const double el = relativeMaxError(r.logits, denseGoldens().readFloat32(name + ".logits"));
@@ -51,9 +49,7 @@ private slots:
     void demoGreedyEqualsGoldenGreedy() {
         Engine engine;
         engine.loadTarget(demoTarget());
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = promptIds(2);
+        auto p = goldenPrompt(2);
         QCOMPARE(engine.greedy(p, 96, true), goldens()["dflash_generate"]["greedy.p2"]["output_ids"].get<std::vector<std::int64_t>>());
     }
 };

@@ -14,13 +14,6 @@ namespace {
 
 const char* const kVariantDrafters[] = {"drafter-swa", "drafter-modelopt-swa", "drafter-yarn"};
 
-PromptSpec idsPrompt(int i) {
-    PromptSpec p;
-    p.kind = PromptSpec::Kind::Ids;
-    p.ids = promptIds(i);
-    return p;
-}
-
 /// The variant goldens come from the newest official drafter code, whose rotary inv_freq
 /// stays float32 (LoadOptions::drafterInvFreqRounding, docs/ENGINE.md).
 LoadOptions newestReference(const std::string& dtype = "float32") {
@@ -40,7 +33,7 @@ RunResult runLoop(const std::string& drafterPath, int prompt, LoopRevision loop,
     s.maxNewTokens = 96;
     s.loop = loop;
     s.ignoreEos = !stopAtEos;
-    return engine.run(idsPrompt(prompt), s);
+    return engine.run(goldenPrompt(prompt), s);
 }
 
 }  // namespace
@@ -79,7 +72,7 @@ private slots:
         Engine engine;
         engine.loadTarget(demoTarget(), newestReference());
         engine.loadDrafter(drafterDir(drafter.toStdString()));
-        const auto r = engine.draftBlock(idsPrompt(0));
+        const auto r = engine.draftBlock(goldenPrompt(0));
         const auto key = "p0." + drafter.toStdString() + ".draft_logits";
         const auto& info = variantTensors().at(key);
         QCOMPARE(info.shape, (std::vector<std::int64_t>{r.blockSize - 1, r.vocabSize}));
@@ -91,7 +84,7 @@ private slots:
         Engine april;
         april.loadTarget(demoTarget());
         april.loadDrafter(drafterDir(drafter.toStdString()));
-        QVERIFY(relativeMaxError(april.draftBlock(idsPrompt(0)).draftLogits, ref) > 1e-4);
+        QVERIFY(relativeMaxError(april.draftBlock(goldenPrompt(0)).draftLogits, ref) > 1e-4);
     }
 
     void draftLogitsBfloat16() {
@@ -101,7 +94,7 @@ private slots:
             Engine engine;
             engine.loadTarget(demoTarget(), newestReference("bfloat16"));
             engine.loadDrafter(drafterDir(drafter));
-            const auto r = engine.draftBlock(idsPrompt(0));
+            const auto r = engine.draftBlock(goldenPrompt(0));
             const auto ref = variantTensors().readFloat32(std::string("p0.") + drafter + ".draft_logits");
             const double err = relativeMaxError(r.draftLogits, ref);
             qInfo("%s bf16: draft_logits rel err %.3g", drafter, err);
@@ -128,7 +121,7 @@ private slots:
             Engine engine;
             engine.loadTarget(demoTarget());
             engine.loadDrafter(dir);
-            return engine.draftBlock(idsPrompt(1)).draftLogits;
+            return engine.draftBlock(goldenPrompt(1)).draftLogits;
         };
         const auto base = variant("plain", nlohmann::json::object());
         const auto scaled = variant("scaled", {{"output_multiplier", 2.0}, {"final_logit_softcapping", 5.0}});

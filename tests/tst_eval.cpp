@@ -25,16 +25,6 @@ using namespace testsupport;
 
 namespace {
 
-template <class F>
-QString errorOf(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return QStringLiteral("<no error>");
-}
-
 // Three lines: a raw completion (HumanEval-style task_id), a two-turn MT-Bench question, a
 // messages conversation with a system message.
 const char* kPromptSet =

@@ -18,13 +18,6 @@ class TestGoldenParity : public QObject {
         return j;
     }
 
-    static PromptSpec idsPrompt(int i) {
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = promptIds(i);
-        return p;
-    }
-
 private slots:
     void targetHiddenStatesAndLogits_data() {
         QTest::addColumn<int>("prompt");
@@ -35,7 +28,7 @@ private slots:
         QFETCH(int, prompt);
         Engine engine;
         engine.loadTarget(demoTarget());
-        const auto r = engine.forward(idsPrompt(prompt));
+        const auto r = engine.forward(goldenPrompt(prompt));
         const auto key = "p" + std::to_string(prompt) + ".target.";
         const auto& info = goldenTensors().at(key + "hidden_states");
         QCOMPARE(info.shape, (std::vector<std::int64_t>{r.numLayers + 1, static_cast<std::int64_t>(r.ids.size()), r.hiddenSize}));
@@ -63,7 +56,7 @@ private slots:
         Engine engine;
         engine.loadTarget(demoTarget());
         engine.loadDrafter(drafterDir(drafter.toStdString()));
-        const auto r = engine.draftBlock(idsPrompt(prompt));
+        const auto r = engine.draftBlock(goldenPrompt(prompt));
         const auto key = "p" + std::to_string(prompt) + "." + drafter.toStdString() + ".";
         QCOMPARE(r.anchor, goldens()["p" + std::to_string(prompt) + ".anchor"].get<std::int64_t>());
         const double errHidden = relativeMaxError(r.draftHidden, goldenTensors().readFloat32(key + "draft_hidden"));
@@ -88,7 +81,7 @@ private slots:
         s.maxNewTokens = 96;
         s.ignoreEos = true;
         s.loop = LoopRevision::April2026;  // goldens.json holds the April loop
-        const auto r = engine.run(idsPrompt(prompt), s);
+        const auto r = engine.run(goldenPrompt(prompt), s);
         const auto& g = goldens()["dflash_generate"][drafter.toStdString() + ".p" + std::to_string(prompt)];
         QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
         QCOMPARE(r.acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
@@ -141,7 +134,7 @@ private slots:
         }
         const auto ids = variantGoldens()["prompt_ids"][std::to_string(prompt)].get<std::vector<std::int64_t>>();
         QCOMPARE(ids, promptIds(prompt));
-        const auto r = engine.run(idsPrompt(prompt), s);
+        const auto r = engine.run(goldenPrompt(prompt), s);
         const auto& g = variantGoldens()[variant.toStdString()]["drafter-good.p" + std::to_string(prompt)];
         QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
         QCOMPARE(r.acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
@@ -188,7 +181,7 @@ private slots:
         engine.loadDrafter(demoDrafter());
         RunSettings s;
         s.maxNewTokens = 96;
-        const auto r = engine.run(idsPrompt(prompt), s);
+        const auto r = engine.run(goldenPrompt(prompt), s);
 
         const auto& g = variantGoldens()["current"]["drafter-good.p" + std::to_string(prompt)];
         const auto full = g["output_ids"].get<std::vector<std::int64_t>>();
@@ -213,7 +206,7 @@ private slots:
         engine.loadDrafter(demoDrafter());
         const auto message = [&](const RunSettings& s) {
             try {
-                engine.run(idsPrompt(0), s);
+                engine.run(goldenPrompt(0), s);
             } catch (const Error& e) {
                 return QString(e.what());
             }
@@ -246,7 +239,7 @@ private slots:
         s.maxNewTokens = 96;
         s.ignoreEos = true;
         s.loop = LoopRevision::April2026;
-        const auto r = engine.run(idsPrompt(2), s);
+        const auto r = engine.run(goldenPrompt(2), s);
         const std::vector<int> expected = goldens()["dflash_generate"]["drafter-good.p2"]["acceptance_lengths"];
         QCOMPARE(r.acceptanceLengths, expected);
         // 28 steps, lengths sum to 96: tau = 96/28.
@@ -270,12 +263,12 @@ private slots:
         s.temperature = 0.8;
         s.seed = 1234;
         s.loop = LoopRevision::April2026;  // argmax drafts, exact match against sampled target tokens
-        const auto a = engine.run(idsPrompt(0), s);
-        const auto b = engine.run(idsPrompt(0), s);
+        const auto a = engine.run(goldenPrompt(0), s);
+        const auto b = engine.run(goldenPrompt(0), s);
         QCOMPARE(a.outputIds, b.outputIds);
         QCOMPARE(a.acceptanceLengths, b.acceptanceLengths);
         s.seed = 99;
-        const auto c = engine.run(idsPrompt(0), s);
+        const auto c = engine.run(goldenPrompt(0), s);
         QVERIFY(c.outputIds != a.outputIds);
         for (const auto& st : a.steps) {
             for (int j = 0; j < st.acceptedCount; ++j) QCOMPARE(st.drafted[j], st.targetTokens[j]);
@@ -294,7 +287,7 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 400;
         s.loop = LoopRevision::April2026;
-        const auto r = engine.run(idsPrompt(1), s);
+        const auto r = engine.run(goldenPrompt(1), s);
         const auto P = promptIds(1).size();
         for (std::size_t i = P; i + 1 < r.outputIds.size(); ++i) QVERIFY(r.outputIds[i] != 2044);
         if (r.stoppedAtEos) QCOMPARE(r.outputIds.back(), std::int64_t(2044));

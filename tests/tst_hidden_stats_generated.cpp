@@ -16,13 +16,6 @@ using namespace testsupport;
 class TestHiddenStatsGenerated : public QObject {
     Q_OBJECT
 
-    static PromptSpec ids(std::vector<std::int64_t> v) {
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = std::move(v);
-        return p;
-    }
-
 private slots:
     void generatedPositionsMatchAPlainForward() {
         Engine e;
@@ -31,19 +24,19 @@ private slots:
         RunSettings settings;
         settings.maxNewTokens = 24;
         settings.ignoreEos = true;
-        const auto run = e.run(ids(promptIds(0)), settings);
+        const auto run = e.run(goldenPrompt(0), settings);
         const auto P = static_cast<std::int64_t>(run.promptIds.size());
         const auto T = static_cast<std::int64_t>(run.outputIds.size());
         QVERIFY(T > P);
 
-        const auto stats = e.hiddenStateStats(ids(run.outputIds), 0, 60, P);
+        const auto stats = e.hiddenStateStats(idsPrompt(run.outputIds), 0, 60, P);
         QCOMPARE(stats.ids, run.outputIds);
         QCOMPARE(stats.promptLength, P);
         QVERIFY(!stats.isGenerated(P - 1));
         QVERIFY(stats.isGenerated(P));
         QVERIFY(stats.isGenerated(T - 1));
 
-        const auto f = e.forward(ids(run.outputIds));
+        const auto f = e.forward(idsPrompt(run.outputIds));
         const auto H = f.hiddenSize;
         int checkedSeries = 0;
         for (const auto& s : stats.series) {
@@ -74,7 +67,7 @@ private slots:
         QVERIFY(checkedSeries >= 1);
 
         // The prompt-only statistics (the old call) are the first P positions of the same values.
-        const auto promptOnly = e.hiddenStateStats(ids(run.promptIds));
+        const auto promptOnly = e.hiddenStateStats(idsPrompt(run.promptIds));
         QCOMPARE(promptOnly.promptLength, P);
         QVERIFY(!promptOnly.isGenerated(P - 1));
         for (std::size_t k = 0; k < promptOnly.series.size(); ++k)
@@ -89,7 +82,7 @@ private slots:
         e.loadDrafter(demoDrafter());
         QString message;
         try {
-            e.hiddenStateStats(ids({10, 11, 12}), 0, 60, 4);
+            e.hiddenStateStats(idsPrompt({10, 11, 12}), 0, 60, 4);
         } catch (const Error& err) {
             message = QString::fromStdString(err.what());
         }

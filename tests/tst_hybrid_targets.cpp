@@ -65,9 +65,7 @@ private slots:
     void prefillMatchesGoldens() {
         Engine e;
         e.loadTarget(causalLm());
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = goldenTensors().readInt64("q35.input_ids");
+        auto p = idsPrompt(goldenTensors().readInt64("q35.input_ids"));
         const auto r = e.forward(p);
         QCOMPARE(r.numLayers, std::int64_t(4));
         const double eh = relativeMaxError(r.hiddenStates, goldenTensors().readFloat32("q35.hidden_states"));

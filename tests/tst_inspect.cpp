@@ -156,9 +156,7 @@ private slots:
 
     // The text-only and vision-language layouts of the tiny Qwen3.5 load to the same model.
     void targetLoadsCompareLayerByLayer() {
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = {1, 5, 9, 200, 31, 7};
+        auto p = idsPrompt({1, 5, 9, 200, 31, 7});
         Engine a, b;
         a.loadTarget(dataPath("models/qwen3_5-tiny-causallm"));
         b.loadTarget(dataPath("models/qwen3_5-tiny-vlm"));

@@ -52,16 +52,6 @@ constexpr auto Strict = MaskConventions::Context::Strict;
 constexpr auto Causal = MaskConventions::Block::Causal;
 constexpr auto Bidir = MaskConventions::Block::Bidirectional;
 
-template <class F>
-QString errorOf(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
-
 }  // namespace
 
 class TestMasks : public QObject {

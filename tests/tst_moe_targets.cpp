@@ -43,15 +43,6 @@ std::vector<std::vector<std::int64_t>> goldenChunks(const std::string& m) {
     return {ids, {extra[0]}, {extra[1]}, {extra[2]}, {extra.begin() + 3, extra.end()}};
 }
 
-QString errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
-
 /// Copies model `src` to `dst`, writing its checkpoint again with `transform` applied to the
 /// tensor list: it receives every (name, info) and adds what it wants to the writer.
 void rewriteCheckpoint(const std::string& src, const std::string& dst,
@@ -102,9 +93,7 @@ private slots:
         const auto m = model.toStdString();
         Engine e;
         e.loadTarget(modelDir(m));
-        PromptSpec p;
-        p.kind = PromptSpec::Kind::Ids;
-        p.ids = moeGoldens().readInt64(m + ".input_ids");
+        auto p = idsPrompt(moeGoldens().readInt64(m + ".input_ids"));
         const auto r = e.forward(p);
         const double eh = relativeMaxError(r.hiddenStates, moeGoldens().readFloat32(m + ".hidden_states"));
         const double el = relativeMaxError(r.logits, moeGoldens().readFloat32(m + ".logits"));

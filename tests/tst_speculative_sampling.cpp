@@ -169,9 +169,7 @@ private slots:
         const double T = s.temperature;
 
         auto lastRow = [&](const std::vector<std::int64_t>& ids) {
-            PromptSpec p;
-            p.kind = PromptSpec::Kind::Ids;
-            p.ids = ids;
+            auto p = idsPrompt(ids);
             const auto f = engine.forward(p);
             const auto V = static_cast<std::size_t>(f.vocabSize);
             return filteredSoftmax(f.logits.data() + (f.ids.size() - 1) * V, V, T, s.topK);
@@ -268,9 +266,7 @@ private slots:
         Engine engine;
         engine.loadTarget(demoTarget());
         engine.loadDrafter(demoDrafter());
-        PromptSpec prompt;
-        prompt.kind = PromptSpec::Kind::Ids;
-        prompt.ids = promptIds(1);
+        auto prompt = goldenPrompt(1);
         RunSettings s;
         s.maxNewTokens = 40;
         s.ignoreEos = true;

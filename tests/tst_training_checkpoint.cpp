@@ -27,15 +27,6 @@ namespace {
 
 std::string pt(const std::string& name) { return dataPath("pt/" + name); }
 
-QString errorOf(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const Error& e) {
-        return QString::fromStdString(e.what());
-    }
-    return {};
-}
-
 /// The safetensors twin's tensor `name` as an owned at::Tensor.
 at::Tensor twinTensor(const SafetensorsFile& f, const std::string& name) {
     const auto& info = f.at(name);
