@@ -97,4 +97,46 @@ int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
     return 0;
 }
 
+namespace cli {
+
+void EvalCommand::add(CLI::App& app) {
+    auto* eval = command = app.add_subcommand("eval", "run a prompt set (JSONL) and write one results file the GUI opens");
+    eval->add_option("--target", args.targetDir, "target model directory (HF layout)")->required();
+    eval->add_option("--drafter", args.drafterDirs, "DFlash drafter directory (repeatable: compare drafters)")
+        ->required()->take_all();
+    eval->add_option("--prompts", args.promptsPath,
+                     "prompt set, JSONL: {\"prompt\": TEXT} or {\"turns\": [...]} or {\"messages\": [...]}, optional id")
+        ->required();
+    eval->add_option("--out", args.outPath, "results file to write (e.g. results.dsresults)")->required();
+    eval->add_option("--json", args.jsonOut, "also write a JSON summary (macro_tau, per-prompt tau, rates, histogram)");
+    eval->add_option("--max-new", args.settings.run.maxNewTokens, "tokens to generate per prompt")
+        ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    eval->add_option("--limit", args.settings.limit, "use only the first N lines of the prompt set (0 = all)")
+        ->capture_default_str()->check(CLI::NonNegativeNumber);
+    eval->add_option("--ddtree-budget", args.settings.ddtreeBudgets,
+                     "also run DDTree with this many tree nodes per step (repeatable)")
+        ->check(CLI::Range(0, 1 << 16))->take_all();
+    eval->add_option("--turns", turns, "chat prompts: 'first' user turn only, or 'all' turns (each turn sees the model's "
+                                       "earlier answers, as the DFlash benchmark)")
+        ->capture_default_str()->check(CLI::IsMember({"first", "all"}));
+    eval->add_flag("--chat", args.settings.chatWrapRaw, "wrap raw 'prompt' texts as one ChatML user turn");
+    eval->add_flag("--no-thinking", noThinking, "chat prompts: append Qwen3's empty <think></think> block");
+    eval->add_flag("--ignore-eos", args.settings.run.ignoreEos, "do not stop at end-of-sequence tokens");
+    loop.add(*eval, args.settings.run);
+    device.add(*eval);
+}
+
+int EvalCommand::run(const std::atomic<bool>& cancel) const {
+    EvalArgs a = args;
+    loop.apply(a.settings.run);
+    a.load = device.load;
+    a.settings.allTurns = turns == "all";
+    a.settings.thinking = !noThinking;
+    a.settings.device = device.load.device;
+    a.settings.dtype = device.load.dtype;
+    return evalCommand(a, &cancel);
+}
+
+}  // namespace cli
+
 }  // namespace draftscope

@@ -2,6 +2,7 @@
 // `draftscope-cli eval`: a prompt set through one target and one or more drafters, written
 // to one results file (docs/RESULTS_FORMAT.md) and summarised on stdout.
 
+#include "cli/cli_args.h"
 #include "draftscope/engine.h"
 #include "draftscope/results_file.h"
 
@@ -26,5 +27,24 @@ struct EvalArgs {
 /// file is written anyway), 130 interrupted through `cancel` (the finished prompts are
 /// written). Throws Error on bad input (prompt set, models, output path) before any work.
 int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel);
+
+namespace cli {
+
+/// Options of the eval subcommand; run() completes EvalArgs from them and calls evalCommand.
+struct EvalCommand {
+    CLI::App* command = nullptr;
+    EvalArgs args;
+    std::string turns = "first";
+    bool noThinking = false;
+    LoopArgs loop;
+    DeviceArgs device;
+
+    /// Registers the subcommand and its options on `app`.
+    void add(CLI::App& app);
+    /// Runs it; returns evalCommand's exit code.
+    int run(const std::atomic<bool>& cancel) const;
+};
+
+}  // namespace cli
 
 }  // namespace draftscope

@@ -1,0 +1,107 @@
+#include "cli/run_command.h"
+
+#include "cli/run_report.h"
+#include "draftscope/attention_layout.h"
+#include "draftscope/results_json.h"
+#include "draftscope/tokenizer.h"
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <unistd.h>
+
+namespace draftscope::cli {
+
+void RunCommand::add(CLI::App& app) {
+    command = app.add_subcommand("run", "run the DFlash verification loop on one prompt");
+    auto* run = command;
+    run->add_option("--target", targetDir, "target model directory (HF layout)")->required();
+    run->add_option("--drafter", drafterDir, "DFlash drafter directory or .pt training checkpoint")->required();
+    run->add_option("--drafter-config", drafterConfig, "config.json of a .pt drafter (default: the one beside it)");
+    prompt.add(*run);
+    run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
+    loop.add(*run, settings);
+    run->add_option("--ddtree-budget", budgets, "also run DDTree with this many tree nodes per step (repeatable)")
+        ->check(CLI::Range(0, 1 << 16))->take_all();
+    run->add_option("--json", jsonOut, "write the run (per-step records included) as JSON");
+    run->add_flag("--quiet", quiet, "print only the summary");
+    device.add(*run);
+}
+
+int RunCommand::run(const std::atomic<bool>& cancel) const {
+    RunSettings runSettings = settings;
+    loop.apply(runSettings);
+    const auto spec = prompt.spec();  // bad prompt arguments fail before the models load
+    Engine engine;
+    std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
+    const auto target = engine.loadTarget(targetDir, device.load);
+    {
+        std::map<std::string, int> types;
+        for (const auto& t : target.layerTypes) types[t]++;
+        std::cerr << "target: " << target.architecture << ", " << target.numLayers << " layers (";
+        bool first = true;
+        for (const auto& [t, n] : types) std::cerr << (first ? "" : ", ") << n << " " << t, first = false;
+        std::cerr << ")\n";
+    }
+    std::cerr << "loading drafter " << drafterDir << "\n";
+    const auto drafter = engine.loadDrafter(drafterDir, drafterConfig);
+    if (!drafter.source.empty()) std::cerr << "drafter: " << drafter.source << "\n";
+    std::cerr << "drafter: " << drafter.numLayers << " layers (" << describeLayout(drafter.layout) << "), block size "
+              << drafter.blockSize << "\n";
+    for (const auto& w : drafter.warnings) std::cerr << "warning: drafter: " << w << "\n";
+    if (!drafter.unexpectedTensors.empty())
+        std::cerr << "warning: drafter checkpoint has " << drafter.unexpectedTensors.size()
+                  << " unexpected tensor(s), e.g. " << drafter.unexpectedTensors.front() << "\n";
+    if (!target.unexpectedTensors.empty())
+        std::cerr << "warning: target checkpoint has " << target.unexpectedTensors.size()
+                  << " unexpected tensor(s), e.g. " << target.unexpectedTensors.front() << "\n";
+
+    const bool tty = ::isatty(STDERR_FILENO);
+    auto progress = [&](std::int64_t done, std::int64_t total) {
+        if (tty) std::cerr << "\rgenerating " << done << "/" << total << " tokens" << std::flush;
+    };
+    const auto run = engine.run(spec, runSettings, progress, &cancel);
+    if (tty) std::cerr << "\r\033[K";
+
+    const Tokenizer* tok = engine.tokenizer();
+    if (!quiet) {
+        ReportOptions opt;
+        opt.color = ::isatty(STDOUT_FILENO);
+        printRunReport(std::cout, run, tok, opt);
+        std::cout << "\n";
+    }
+    printRunSummary(std::cout, run);
+    if (tok && !quiet) {
+        std::vector<std::int64_t> generated(run.outputIds.begin() + static_cast<std::ptrdiff_t>(run.promptIds.size()),
+                                            run.outputIds.end());
+        std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
+    }
+    nlohmann::json runJson = toJson(run);
+    if (!budgets.empty()) {
+        runJson["ddtree"] = nlohmann::json::array();
+        std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
+        char line[128];
+        std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", "chain (DFlash)", run.tau, run.steps.size());
+        std::cout << line;
+        for (int b : budgets) {
+            const auto tree = engine.runTree(spec, runSettings, b, progress, &cancel);
+            if (tty) std::cerr << "\r\033[K";
+            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", ("budget " + std::to_string(b)).c_str(),
+                          tree.tau, tree.steps.size());
+            std::cout << line;
+            runJson["ddtree"].push_back(toJson(tree));
+        }
+    }
+    if (!jsonOut.empty()) {
+        nlohmann::json j = {{"tool", "draftscope-cli run"},
+                            {"target", toJson(target)},
+                            {"drafter", toJson(drafter)},
+                            {"runs", nlohmann::json::array({runJson})}};
+        writeJson(jsonOut, j);
+        std::cerr << "wrote " << jsonOut << "\n";
+    }
+    return 0;
+}
+
+}  // namespace draftscope::cli

@@ -1,0 +1,30 @@
+#pragma once
+// `draftscope-cli run`: the DFlash verification loop on one prompt (per-step report, summary,
+// generated text), optionally DDTree at given budgets, optionally the whole run as JSON.
+
+#include "cli/cli_args.h"
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace draftscope::cli {
+
+/// Options and execution of the run subcommand.
+struct RunCommand {
+    CLI::App* command = nullptr;
+    std::string targetDir, drafterDir, drafterConfig, jsonOut;
+    PromptArgs prompt;
+    DeviceArgs device;
+    RunSettings settings;
+    std::vector<int> budgets;  ///< --ddtree-budget, in the order given
+    bool quiet = false;
+    LoopArgs loop;
+
+    /// Registers the subcommand and its options on `app`.
+    void add(CLI::App& app);
+    /// Runs it; returns the exit code (0; bad input throws Error, Ctrl-C throws Cancelled).
+    int run(const std::atomic<bool>& cancel) const;
+};
+
+}  // namespace draftscope::cli
