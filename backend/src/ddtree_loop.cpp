@@ -61,7 +61,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
     KVCache targetCache = target.makeCache();
     KVCache draftCache = drafter.makeCache();
 
-    auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}});
+    auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
     at::Tensor ctx = at::cat(pre.hidden, -1);
     std::int64_t anchor = pre.logits.argmax(-1).item<std::int64_t>();
     r.timing.prefillMs = msSince(t0);

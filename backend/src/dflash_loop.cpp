@@ -124,7 +124,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     draftCache.reserve(P + maxNew + B);
 
     // Prefill: features of every prompt position, anchor from the last row.
-    auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}});
+    auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
     at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H] features not yet in the drafter's cache
     std::int64_t anchor = pickTokens(pre.logits, settings, gen).item<std::int64_t>();
     r.timing.prefillMs = msSince(t0);
@@ -165,14 +165,14 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             const auto q = samplingProbs(draftLogits, settings);
             const auto draftedHost = at::multinomial(q, 1, false, gen).squeeze(-1);
             drafted = draftedHost.to(dev);
-            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}});
+            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}, {}});
             const std::vector<std::int64_t> ids(draftedHost.data_ptr<std::int64_t>(),
                                                 draftedHost.data_ptr<std::int64_t>() + D);
             post = at::tensor(rejectionTargetTokens(q, samplingProbs(v.logits, settings), ids, v.logits.argmax(-1), gen, s),
                               longOpts).to(dev);
         } else {
             drafted = D > 0 ? draftLogits.argmax(-1) : at::empty({0}, longOpts.device(dev));  // greedy drafts
-            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}});
+            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}, {}});
             post = pickTokens(v.logits, settings, gen);  // [verify]
         }
 
@@ -251,7 +251,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             // committed tokens (attention rows recomputed too). Nothing to do if all verify
             // tokens were committed. The features and logits of this step stay the verify pass's.
             targetCache.restore(*beforeBlock);
-            target.forward(verifyIds.narrow(0, 0, n), targetCache, {{}, n, {}, {}});
+            target.forward(verifyIds.narrow(0, 0, n), targetCache, {{}, n, {}, {}, {}});
         }
         ctx = at::cat({ctx, at::cat(v.hidden, -1).narrow(0, 0, n)});
         anchor = s.bonusToken;
@@ -310,7 +310,7 @@ std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vec
     for (std::int64_t i = 0; i < maxNew; ++i) {
         if (cancel && cancel->load()) throw Cancelled();
         const auto n = next.size(0);
-        const auto r = target.forward(next, cache, {{}, n - 1, {}, {}});
+        const auto r = target.forward(next, cache, {{}, n - 1, {}, {}, {}});
         const auto token = r.logits.argmax(-1).item<std::int64_t>();
         out.push_back(token);
         if (std::find(stopIds.begin(), stopIds.end(), token) != stopIds.end()) break;

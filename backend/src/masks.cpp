@@ -142,7 +142,10 @@ MaskMatrix trainingMask(std::int64_t S, std::int64_t B, const std::vector<std::i
     for (std::int64_t i = 0; i < N; ++i) {
         for (std::int64_t k = 0; k < B; ++k) {
             const std::int64_t pos = anchors[static_cast<std::size_t>(i)] + conv.positionOffset + k;
-            const std::string label = "b" + std::to_string(i) + "+" + std::to_string(k);
+            std::string label = "b";  // appended, not "b" + ...: GCC 12 -O3 false -Wrestrict (GCC bug 105329)
+            label += std::to_string(i);
+            label += '+';
+            label += std::to_string(k);
             m.rowPositions.push_back(pos);
             m.rowLabels.push_back(label);
             m.colPositions.push_back(pos);

@@ -49,7 +49,7 @@ SparseMoeMlp SparseMoeMlp::load(const LoadTarget& lt, const std::string& p, cons
         const auto down = lt.get(p + "experts.down_proj");       // [E, H, I]
         for (std::int64_t e = 0; e < E; ++e) {
             const auto gu = gateUp.select(0, e);
-            m.experts_.push_back({{gu.narrow(0, 0, I), {}}, {gu.narrow(0, I, I), {}}, {down.select(0, e), {}}});
+            m.experts_.push_back({{gu.narrow(0, 0, I), {}}, {gu.narrow(0, I, I), {}}, {down.select(0, e), {}}, {}});
         }
     } else {
         for (std::int64_t e = 0; e < E; ++e)

@@ -265,8 +265,10 @@ WeightReport WeightLoader::check(const std::vector<TensorSpec>& specs,
         if (!r.mismatched.empty())
             msg += "\n" + std::to_string(r.mismatched.size()) + " tensor(s) with the wrong shape or dtype:" +
                    joinFirst(r.mismatched, 8);
-        if (!r.unexpected.empty())
-            msg += "\n" + std::to_string(r.unexpected.size()) + " unexpected tensor(s):" + joinFirst(r.unexpected, 4);
+        if (!r.unexpected.empty()) {
+            msg += "\n";  // not "\n" + ...: GCC 12 -O3 reports a false -Wrestrict for it (GCC bug 105329)
+            msg += std::to_string(r.unexpected.size()) + " unexpected tensor(s):" + joinFirst(r.unexpected, 4);
+        }
         throw Error(msg);
     }
     return r;
