@@ -16,7 +16,7 @@ const char* kReset = "\033[0m";
 }  // namespace
 
 std::string displayPiece(const Tokenizer* tok, std::int64_t id) {
-    if (!tok) return "#" + std::to_string(id);
+    if (!tok) return std::string("#").append(std::to_string(id));  // not "#" + ...: GCC 12 false -Wrestrict
     std::string raw = tok->tokenPiece(id), s;
     for (char c : raw) {
         if (c == '\n') s += "\\n";
