@@ -15,6 +15,13 @@ using namespace testsupport;
 
 namespace {
 
+/// Diagnosis settings with `maxNew` tokens per prompt, the rest default.
+DiagnoseSettings withMaxNew(std::int64_t maxNew) {
+    DiagnoseSettings s;
+    s.maxNewTokens = maxNew;
+    return s;
+}
+
 const Finding* find(const DrafterDiagnosis& d, const std::string& id) {
     for (const auto& f : d.findings)
         if (f.id == id) return &f;
@@ -51,7 +58,7 @@ DiagnosisReport diagnoseEditedCopy(const std::string& src, F&& edit, int maxNew)
     writeJson(dir + "/config.json", cfg);
     Engine e;
     e.loadTarget(demoTarget());
-    return diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{std::int64_t{maxNew}});
+    return diagnoseDrafters(e, {dir}, onePrompt(), withMaxNew(maxNew));
 }
 
 }  // namespace
@@ -117,7 +124,7 @@ private slots:
         writeJson(dir + "/config.json", cfg);
         Engine e;
         e.loadTarget(demoTarget());
-        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), withMaxNew(16));
         const auto& d = r.drafters[0];
         QVERIFY(!d.loaded);
         const auto* f = find(d, "tapped-layer-out-of-range");
@@ -137,7 +144,7 @@ private slots:
         writeJson(dir + "/config.json", cfg);
         Engine e;
         e.loadTarget(demoTarget());
-        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), withMaxNew(16));
         const auto* f = find(r.drafters[0], "fc-width");
         QVERIFY(f);
         QCOMPARE(f->severity, Severity::Error);
@@ -154,7 +161,7 @@ private slots:
         writeJson(dir + "/config.json", cfg);
         Engine e;
         e.loadTarget(demoTarget());
-        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), withMaxNew(16));
         const auto* f = find(r.drafters[0], "mask-token-is-special");
         QVERIFY(f);
         QCOMPARE(f->severity, Severity::Warning);
@@ -197,7 +204,7 @@ private slots:
         // ... and the plain fixture layout (no disagreement) within a short run raises neither.
         Engine e2;
         e2.loadTarget(demoTarget());
-        const auto r2 = diagnoseDrafters(e2, {drafterDir("drafter-modelopt-swa")}, onePrompt(), DiagnoseSettings{4});
+        const auto r2 = diagnoseDrafters(e2, {drafterDir("drafter-modelopt-swa")}, onePrompt(), withMaxNew(4));
         QVERIFY(!find(r2.drafters[0], "causal-keys-disagree"));
         QVERIFY(!find(r2.drafters[0], "window-shorter-than-context"));
     }
@@ -210,7 +217,7 @@ private slots:
         writeJson(dir + "/config.json", cfg);
         Engine e;
         e.loadTarget(demoTarget());
-        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), DiagnoseSettings{16});
+        const auto r = diagnoseDrafters(e, {dir}, onePrompt(), withMaxNew(16));
         const auto* f = find(r.drafters[0], "mask-token-out-of-vocab");
         QVERIFY(f);
         QCOMPARE(f->evidence[0].second, 5000.0);

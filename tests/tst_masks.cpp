@@ -3,6 +3,7 @@
 
 #include "draftscope/errors.h"
 #include "draftscope/masks.h"
+#include "test_support.h"
 
 #include <QtTest>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 using namespace draftscope;
+using testsupport::errorOf;
 
 namespace {
 
