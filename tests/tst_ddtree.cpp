@@ -77,7 +77,7 @@ private slots:
         Engine e;
         e.loadTarget(demoTarget());
         e.loadDrafter(demoDrafter());
-        const auto t = e.draftTree(goldenPrompt(0), budget);
+        const auto t = e.draftTree(goldenPrompt(0), budget, LoopRevision::April2026);  // goldens.json: April numerics
         const auto& g = goldens()["ddtree"]["build.p0.budget" + std::to_string(budget)];
         QCOMPARE(tail(t.tokens), g["tokens"].get<std::vector<std::int64_t>>());
         QCOMPARE(tail(t.depths), g["depths"].get<std::vector<int>>());
@@ -104,6 +104,7 @@ private slots:
         RunSettings s;
         s.maxNewTokens = 96;
         s.ignoreEos = true;
+        s.loop = LoopRevision::April2026;  // goldens.json: the April reference's drafter numerics
         const auto r = e.runTree(goldenPrompt(prompt), s, budget);
         const auto& g = goldens()["ddtree"]["budget" + std::to_string(budget) + ".p" + std::to_string(prompt)];
         QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
@@ -138,7 +139,7 @@ private slots:
         Engine e;
         e.loadTarget(demoTarget());
         e.loadDrafter(demoDrafter());
-        const auto t = e.draftTree(goldenPrompt(0), 3000);  // V = 2048: k = V, tree still has 3000 nodes
+        const auto t = e.draftTree(goldenPrompt(0), 3000, LoopRevision::Current);  // V = 2048: k = V, tree still has 3000 nodes
         QCOMPARE(t.size(), 3001);
         RunSettings s;
         s.maxNewTokens = 16;

@@ -6,6 +6,8 @@
 #include "mask_view.h"
 
 #include "draftscope/masks.h"
+#include "draftscope/model_config.h"
+#include "test_support.h"
 
 #include <qcustomplot.h>
 
@@ -19,6 +21,8 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <functional>
 
 using namespace draftscope;
 
@@ -48,20 +52,27 @@ QString tickAt(QCPAxis* axis, double pos) {
     return t ? t->ticks().value(pos) : QString();
 }
 
-DrafterAttention makeAttention() {
+/// Attention of a step whose block of `blockSize` rows starts at position `start`: 2 layers,
+/// 2 heads, queries at start..start+B-1, keys 0..start+B-1, weight(l, h, q, k) per cell.
+DrafterAttention stepAttention(int step, int start, int blockSize, const std::function<float(int, int, int, int)>& weight) {
     DrafterAttention a;
-    a.step = 7;
+    a.step = step;
     a.numLayers = 2;
     a.numHeads = 2;
-    a.numQueries = 3;
-    a.numKeys = 5;
-    a.queryPositions = {2, 3, 4};
-    a.keyPositions = {0, 1, 2, 3, 4};
-    a.keyTokens = {11, 12, 13, 99, 99};
+    a.numQueries = blockSize;
+    a.numKeys = start + blockSize;
+    for (int q = 0; q < blockSize; ++q) a.queryPositions.push_back(start + q);
+    for (int k = 0; k < start + blockSize; ++k) a.keyPositions.push_back(k);
     for (int l = 0; l < 2; ++l)
         for (int h = 0; h < 2; ++h)
-            for (int q = 0; q < 3; ++q)
-                for (int k = 0; k < 5; ++k) a.weights.push_back(float(l * 1000 + h * 100 + q * 10 + k) / 10000.0f);
+            for (int q = 0; q < blockSize; ++q)
+                for (int k = 0; k < start + blockSize; ++k) a.weights.push_back(weight(l, h, q, k));
+    return a;
+}
+
+DrafterAttention makeAttention() {
+    auto a = stepAttention(7, 2, 3, [](int l, int h, int q, int k) { return float(l * 1000 + h * 100 + q * 10 + k) / 10000.0f; });
+    a.keyTokens = {11, 12, 13, 99, 99};
     return a;
 }
 
@@ -470,6 +481,91 @@ private slots:
         QCOMPARE(o->exportAll(tmp.path(), &err).size(), 3);
         v.clear();
         QCOMPARE(v.headsOverview()->layers(), 0);
+    }
+
+    void attentionShadesTheCellsTheLayerCannotSee() {
+        // drafter-swa: layer 0 sliding 24 causal, layer 1 full bidirectional (DFLASH.md section 9).
+        const auto layout = loadDrafterConfig(testsupport::drafterDir("drafter-swa")).layers;
+        QCOMPARE(layout.size(), std::size_t(2));
+        QCOMPARE(layout[0], (LayerAttention{true, 24}));
+        QCOMPARE(layout[1], LayerAttention{});
+        // A step whose block starts at 30: queries at 30..45, keys 0..29 (context) + 30..45.
+        // Weight 0 on the layer-0 cells that are masked by hand (below), and on key 29 (visible).
+        const auto maskedByHand = [](int q, int k) { return k < 7 + q || k > 30 + q; };
+        const auto a = stepAttention(3, 30, 16, [&](int, int h, int q, int k) {
+            return maskedByHand(q, k) || k == 29 ? 0.0f : 0.01f * float(1 + (k + h) % 5);
+        });
+        AttentionView v;
+        v.setAttention(a, {}, layout);
+        v.setLayer(0);
+        v.setHead(1);
+        QCOMPARE(v.shownLayerAttention(), layout[0]);
+        // The query at p = 30 + q sees keys p-23..p (window 24, causal): keys 7+q..30+q.
+        const auto& m = v.maskedCells();
+        QCOMPARE(m.size(), std::size_t(16 * 46));
+        int masked = 0;
+        for (int q = 0; q < 16; ++q)
+            for (int k = 0; k < 46; ++k) {
+                QCOMPARE(int(m[std::size_t(q * 46 + k)]), maskedByHand(q, k) ? 1 : 0);
+                masked += m[std::size_t(q * 46 + k)];
+            }
+        QCOMPARE(masked, 16 * (46 - 24));
+        QCOMPARE(int(m[6]), 1);             // q0 (position 30) -> key 6: 24 positions back
+        QCOMPARE(int(m[7]), 0);             // q0 -> key 7: 23 back, inside the window
+        QCOMPARE(int(m[30]), 0);            // q0 -> itself (the anchor)
+        QCOMPARE(int(m[31]), 1);            // q0 -> block row 1: causal
+        QCOMPARE(int(m[15 * 46 + 21]), 1);  // q15 (position 45) -> key 21
+        QCOMPARE(int(m[15 * 46 + 22]), 0);
+        QVERIFY(v.infoText().contains("layer 0 (sliding 24 causal)"));
+        QVERIFY(v.infoText().contains("the 352 cells"));
+        // Averaging over heads keeps the layer's mask; layer 1 (full bidirectional) masks nothing.
+        v.setAverageHeads(true);
+        QCOMPARE(v.maskedCells(), m);
+        v.setAverageHeads(false);
+        v.setLayer(1);
+        QCOMPARE(v.maskedCells(), std::vector<std::uint8_t>(16 * 46, 0));
+        QVERIFY(v.infoText().contains("layer 1 (full bidirectional)"));
+        // The base layout (no layout given) masks nothing either.
+        v.setAttention(a, {});
+        v.setLayer(0);
+        QCOMPARE(v.maskedCells(), std::vector<std::uint8_t>(16 * 46, 0));
+
+        // Exported figures carry the shading: its fill colour is in the SVG, and the PNG holds
+        // a large area of white under the translucent grey fill (186, 186, 186); the same
+        // export without the layout has neither.
+        QTemporaryDir tmp;
+        QString err;
+        checkExports(v.exportAll(tmp.path() + "/base", &err), tmp.path() + "/base", "drafter_attention");
+        v.setAttention(a, {}, layout);
+        checkExports(v.exportAll(tmp.path() + "/shaded", &err), tmp.path() + "/shaded", "drafter_attention");
+        QVERIFY(readAll(tmp.path() + "/shaded/drafter_attention.svg").contains("#606060"));
+        QVERIFY(!readAll(tmp.path() + "/base/drafter_attention.svg").contains("#606060"));
+        const auto shadePixels = [](const QString& path) {
+            const QImage img(path);
+            int n = 0;
+            for (int y = 0; y < img.height(); ++y)
+                for (int x = 0; x < img.width(); ++x) {
+                    const QColor c(img.pixel(x, y));
+                    n += c.red() == c.green() && c.green() == c.blue() && qAbs(c.red() - 186) <= 2;
+                }
+            return n;
+        };
+        const int shaded = shadePixels(tmp.path() + "/shaded/drafter_attention.png");
+        const int base = shadePixels(tmp.path() + "/base/drafter_attention.png");
+        QVERIFY2(shaded > base + 20000, qPrintable(QString("shade pixels %1 vs %2 unshaded").arg(shaded).arg(base)));
+
+        // On screen: a masked zero-weight cell is shaded, a visible zero-weight cell stays white.
+        v.resize(900, 700);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        v.plot()->replot();
+        const QImage img = v.plot()->toPixmap().toImage();
+        const auto pixel = [&](int q, int k) {
+            return QColor(img.pixel(int(v.plot()->xAxis->coordToPixel(k)), int(v.plot()->yAxis->coordToPixel(q))));
+        };
+        QCOMPARE(pixel(0, 29), QColor(255, 255, 255));
+        QVERIFY2(pixel(0, 3).lightness() < 200, qPrintable(pixel(0, 3).name()));   // outside the window
+        QVERIFY2(pixel(2, 40).lightness() < 200, qPrintable(pixel(2, 40).name()));  // block row 8: causal
     }
 
     void attentionBadInputAndExport() {

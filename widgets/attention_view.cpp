@@ -4,6 +4,9 @@
 #include "figure_export.h"
 #include "token_display.h"
 
+#include "draftscope/errors.h"
+#include "draftscope/masks.h"
+
 #include <qcustomplot.h>
 
 #include <QAbstractTableModel>
@@ -22,8 +25,68 @@ namespace draftscope {
 namespace {
 
 const QColor kSeparator(120, 120, 120);
+const QColor kMaskFill(96, 96, 96, 110);   ///< translucent grey over a masked cell
+const QColor kMaskHatch(40, 40, 40, 200);  ///< its diagonal hatch lines
+constexpr double kHatchSpacing = 6.0;      ///< pixels between hatch lines
 
 }  // namespace
+
+/// Shades and hatches the masked cells over the colour map. QCustomPlot draws it in every
+/// replot and in every export (PNG, SVG and PDF all go through draw()). It draws only filled
+/// rectangles and line segments computed inside the axis rect, so the figure needs neither
+/// a clip path nor a pattern brush (which SVG output does not carry reliably).
+class AttentionView::MaskShading : public QCPLayerable {
+public:
+    /// One row's run of masked keys k0..k1 (inclusive) of query row q.
+    struct Run {
+        int q, k0, k1;
+    };
+    explicit MaskShading(QCustomPlot* plot) : QCPLayerable(plot) {}
+    /// Runs of consecutive masked cells per row of `masked` [rows * cols].
+    void setCells(const std::vector<std::uint8_t>& masked, std::int64_t rows, std::int64_t cols) {
+        runs_.clear();
+        for (std::int64_t q = 0; q < rows; ++q)
+            for (std::int64_t k = 0; k < cols; ++k) {
+                if (!masked[static_cast<std::size_t>(q * cols + k)]) continue;
+                const auto k0 = k;
+                while (k + 1 < cols && masked[static_cast<std::size_t>(q * cols + k + 1)]) ++k;
+                runs_.push_back({static_cast<int>(q), static_cast<int>(k0), static_cast<int>(k)});
+            }
+    }
+
+protected:
+    void applyDefaultAntialiasingHint(QCPPainter* painter) const override {
+        applyAntialiasingHint(painter, false, QCP::aeOther);
+    }
+    QRect clipRect() const override { return parentPlot()->axisRect()->rect(); }
+    void draw(QCPPainter* painter) override {
+        if (runs_.empty()) return;
+        QCPAxis* x = parentPlot()->xAxis;
+        QCPAxis* y = parentPlot()->yAxis;
+        const QRectF area = parentPlot()->axisRect()->rect();
+        QPen hatch(kMaskHatch, 1);
+        hatch.setCosmetic(true);
+        for (const Run& r : runs_) {
+            const QRectF cell = QRectF(QPointF(x->coordToPixel(r.k0 - 0.5), y->coordToPixel(r.q - 0.5)),
+                                       QPointF(x->coordToPixel(r.k1 + 0.5), y->coordToPixel(r.q + 0.5)))
+                                    .normalized()
+                                    .intersected(area);
+            if (cell.isEmpty()) continue;
+            painter->fillRect(cell, kMaskFill);
+            // Lines x + y = c on one lattice of c for every run, so hatches continue across
+            // neighbouring cells; each cut to the cell analytically.
+            const double L = cell.left(), R = cell.right(), T = cell.top(), B = cell.bottom();
+            painter->setPen(hatch);
+            for (double c = std::ceil((L + T) / kHatchSpacing) * kHatchSpacing; c <= R + B; c += kHatchSpacing) {
+                const double xa = std::max(L, c - B), xb = std::min(R, c - T);
+                if (xb > xa) painter->drawLine(QLineF(xa, c - xa, xb, c - xb));
+            }
+        }
+    }
+
+private:
+    std::vector<Run> runs_;
+};
 
 /// The shown matrix as a table: "query" then one column per key.
 class AttentionView::TableModel : public QAbstractTableModel {
@@ -126,6 +189,7 @@ void AttentionView::buildUi() {
     scale_->axis()->setLabelFont(QFont("DejaVu Sans", 9));
     scale_->axis()->setTickLabelFont(QFont("DejaVu Sans", 8));
     map_->setColorScale(scale_);  // the map takes the scale's gradient from here on
+    shading_ = new MaskShading(plot_);  // created after the map: drawn over it
     scale_->setGradient(attentionWeightGradient());
     auto* group = new QCPMarginGroup(plot_);
     plot_->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
@@ -188,9 +252,11 @@ void AttentionView::buildUi() {
     connect(fixedCheck_, &QCheckBox::toggled, this, changed);
 }
 
-void AttentionView::setAttention(const draftscope::DrafterAttention& attention, const std::vector<QString>& tokenPieces) {
+void AttentionView::setAttention(const draftscope::DrafterAttention& attention, const std::vector<QString>& tokenPieces,
+                                 const std::vector<LayerAttention>& layout) {
     attn_ = attention;
     pieces_ = tokenPieces;
+    layout_ = layout;
     validate();
     updating_ = true;
     const bool ok = error_.isEmpty() && attn_.numLayers > 0;
@@ -234,6 +300,11 @@ bool AttentionView::averageHeads() const { return averageCheck_->isChecked(); }
 void AttentionView::setFixedRange(bool on) { fixedCheck_->setChecked(on); }
 const QAbstractItemModel* AttentionView::tableModel() const { return table_; }
 
+LayerAttention AttentionView::shownLayerAttention() const {
+    const auto l = static_cast<std::size_t>(std::max(0, layer()));
+    return l < layout_.size() ? layout_[l] : LayerAttention{};
+}
+
 void AttentionView::validate() {
     error_.clear();
     const auto& a = attn_;
@@ -260,6 +331,7 @@ void AttentionView::validate() {
 void AttentionView::recompute() {
     overview_->setSelected(averageHeads() ? -1 : layer(), head());
     shown_.clear();
+    masked_.clear();
     xLabels_.clear();
     yLabels_.clear();
     yExportLabels_.clear();
@@ -290,6 +362,27 @@ void AttentionView::recompute() {
             }
             shown_[static_cast<std::size_t>(q * K + k)] = static_cast<float>(v);
         }
+    // The cells this layer cannot see: the drafter forward's own mask (layerVisibility).
+    const LayerAttention layerLayout = shownLayerAttention();
+    masked_.assign(static_cast<std::size_t>(Q * K), 0);
+    QString maskNote;
+    if (layerLayout.needsMask()) {
+        try {
+            const auto visible = layerVisibility(layerLayout, a.queryPositions, a.keyPositions);
+            std::int64_t hidden = 0;
+            for (std::size_t i = 0; i < visible.size(); ++i) {
+                masked_[i] = visible[i] ? 0 : 1;
+                hidden += masked_[i];
+            }
+            maskNote = tr("; hatched: the %1 cells this layer's layout masks").arg(hidden);
+        } catch (const Error& e) {
+            maskNote = tr("; masked cells not shaded: %1").arg(QString::fromUtf8(e.what()));
+        }
+    }
+    const QString layerName = layout_.empty()
+                                  ? QString::number(l)
+                                  : QStringLiteral("%1 (%2)").arg(l).arg(
+                                        QString::fromStdString(describeLayerAttention(layerLayout)));
 
     const bool havePieces = static_cast<std::int64_t>(pieces_.size()) == K;
     const std::int64_t ctx = K - Q;
@@ -309,19 +402,20 @@ void AttentionView::recompute() {
     // Steps are numbered from 1 in every view, as in the grid and the CLI.
     QString info = tr("verify step %1, layer %2, %3: %4 queries x %5 keys (%6 context + block); max weight %7")
                        .arg(a.step + 1)
-                       .arg(l)
+                       .arg(layerName)
                        .arg(avg ? tr("mean of %1 heads").arg(a.numHeads) : tr("head %1").arg(h))
                        .arg(Q)
                        .arg(K)
                        .arg(ctx)
-                       .arg(static_cast<double>(maxW), 0, 'g', 4);
+                       .arg(static_cast<double>(maxW), 0, 'g', 4) +
+                   maskNote;
     if (!pieces_.empty() && !havePieces)
         info += tr("; token pieces ignored (%1 given for %2 keys)").arg(pieces_.size()).arg(K);
     if (havePieces) info += QStringLiteral(". ") + whitespaceLegend();
     infoLabel_->setText(info);
     title_->setText(tr("Drafter attention, verify step %1, layer %2, %3")
                         .arg(a.step + 1)
-                        .arg(l)
+                        .arg(layerName)
                         .arg(avg ? tr("mean over %1 heads").arg(a.numHeads) : tr("head %1").arg(h)));
     hoverLabel_->setText(tr("Hover a cell for its weight; wheel zooms, drag pans, double-click resets."));
     table_->reset();
@@ -356,6 +450,7 @@ void AttentionView::draw() {
     if (Q == 0 || K == 0) {
         data->setSize(0, 0);
         map_->setVisible(false);
+        shading_->setCells({}, 0, 0);
         plot_->xAxis->setRange(-0.5, 0.5);
         plot_->yAxis->setRange(-0.5, 0.5);
     } else {
@@ -368,6 +463,7 @@ void AttentionView::draw() {
                 data->setCell(static_cast<int>(k), static_cast<int>(q), shown_[static_cast<std::size_t>(q * K + k)]);
         const float maxW = *std::max_element(shown_.begin(), shown_.end());
         map_->setDataRange(fixedCheck_->isChecked() ? QCPRange(0, 1) : QCPRange(0, std::max(1e-6, double(maxW))));
+        shading_->setCells(masked_, Q, K);
         const std::int64_t ctx = K - Q;
         if (ctx > 0) {
             QPen pen(kSeparator, 1, Qt::DashLine);
@@ -390,9 +486,13 @@ void AttentionView::updateHover(double x, double y) {
     const auto k = static_cast<std::int64_t>(std::llround(x));
     const auto q = static_cast<std::int64_t>(std::llround(y));
     if (shown_.empty() || k < 0 || q < 0 || k >= attn_.numKeys || q >= attn_.numQueries) return;
-    hoverLabel_->setText(tr("query %1  \u2192  key %2:  weight %3")
-                             .arg(yLabels_[q], xLabels_[k])
-                             .arg(static_cast<double>(shown_[static_cast<std::size_t>(q * attn_.numKeys + k)]), 0, 'g', 5));
+    const auto i = static_cast<std::size_t>(q * attn_.numKeys + k);
+    QString text = tr("query %1  \u2192  key %2:  weight %3")
+                       .arg(yLabels_[q], xLabels_[k])
+                       .arg(static_cast<double>(shown_[i]), 0, 'g', 5);
+    if (masked_[i])
+        text += tr("  (masked: this layer is %1)").arg(QString::fromStdString(describeLayerAttention(shownLayerAttention())));
+    hoverLabel_->setText(text);
 }
 
 QSize AttentionView::exportSize() const {

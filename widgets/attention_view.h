@@ -4,12 +4,14 @@
 
 #include "exportable_view.h"
 
+#include "draftscope/attention_layout.h"
 #include "draftscope/run_types.h"
 
 #include <QString>
 #include <QStringList>
 #include <QWidget>
 
+#include <cstdint>
 #include <vector>
 
 class QAbstractItemModel;
@@ -34,6 +36,13 @@ class AttentionHeadsOverview;
 /// The exported table: column "query" (query tick label), then one column per key, headed
 /// "key <pos>" (positions are unique within a step).
 ///
+/// Cells the shown layer cannot see under the drafter's attention layout (a causal layer's
+/// keys after the query, a sliding window's keys W or more positions away; DFLASH.md
+/// section 9) are shaded grey and hatched, on screen and in exported figures: maskedCells()
+/// is !layerVisibility(layout[layer]) over the step's query and key positions, the function
+/// the drafter forward builds its mask with. A base-layout layer (bidirectional, no window)
+/// masks nothing at inference, so nothing is shaded.
+///
 /// Below the heatmap (toggled by the "All heads" box, objectName "allHeadsCheck"), an
 /// AttentionHeadsOverview shows every (layer, head) of the step; clicking a thumbnail shows
 /// that layer and head here (and turns averaging off); the overview frames the shown head.
@@ -48,8 +57,11 @@ public:
 
     /// Shows `attention`. `tokenPieces[k]` is the piece of key k (size numKeys, or empty for
     /// no pieces); a query's piece is that of its own block key (the last numQueries keys).
-    /// Keeps the chosen layer/head when still in range.
-    void setAttention(const draftscope::DrafterAttention& attention, const std::vector<QString>& tokenPieces);
+    /// `layout` is the per-layer attention layout of the drafter that computed it
+    /// (ModelSummary::layout); empty, or a layer beyond it, is the base layout. Keeps the
+    /// chosen layer/head when still in range.
+    void setAttention(const draftscope::DrafterAttention& attention, const std::vector<QString>& tokenPieces,
+                      const std::vector<draftscope::LayerAttention>& layout = {});
     /// Shows nothing ("no attention recorded").
     void clear();
     /// Shows nothing, with `reason` as the explanation (e.g. the models of a recorded run
@@ -71,6 +83,13 @@ public:
 
     /// The shown matrix, [numQueries * numKeys] row-major (empty when nothing is shown).
     const std::vector<float>& shownWeights() const { return shown_; }
+    /// The shaded cells, [numQueries * numKeys] row-major like shownWeights(): 1 where the
+    /// shown layer's layout hides key k from query q (!layerVisibility), else 0; all 0 for
+    /// a base-layout layer; empty when nothing is shown.
+    const std::vector<std::uint8_t>& maskedCells() const { return masked_; }
+    /// The attention layout of the shown layer (the base layout if the drafter's layout
+    /// does not cover it).
+    draftscope::LayerAttention shownLayerAttention() const;
     QCustomPlot* plot() const { return plot_; }
     /// The all-heads overview (an ExportableView of its own: drafter_attention_heads).
     AttentionHeadsOverview* headsOverview() const { return overview_; }
@@ -97,7 +116,9 @@ private:
 
     draftscope::DrafterAttention attn_;
     std::vector<QString> pieces_;
+    std::vector<draftscope::LayerAttention> layout_;
     std::vector<float> shown_;
+    std::vector<std::uint8_t> masked_;
     QStringList xLabels_, yLabels_;
     QStringList yExportLabels_;  ///< yLabels_ with the raw, whole pieces (table exports)
     QString error_;
@@ -117,6 +138,8 @@ private:
     QCPColorScale* scale_ = nullptr;
     QCPTextElement* title_ = nullptr;
     std::vector<QCPAbstractItem*> separators_;
+    class MaskShading;
+    MaskShading* shading_ = nullptr;  ///< draws masked_ over the colour map (owned by plot_)
     class TableModel;
     TableModel* table_ = nullptr;
 };

@@ -74,9 +74,11 @@ struct LoopArgs {
 
     /// Registers the options on `cmd`, binding them to `s` (which must outlive parsing).
     void add(CLI::App& cmd, RunSettings& s, bool recordTopK = true) {
-        cmd.add_option("--loop", loop, "verification loop: 'current' (newest official dflash_generate: clipped last "
-                                       "block, stop tokens inside the loop, lossless rejection sampling) or '2026-04' "
-                                       "(the April 2026 loop)")
+        cmd.add_option("--loop", loop, "reference revision, selecting the verification loop and the drafter's rotary "
+                                       "numerics: 'current' (newest official code: dflash_generate with a clipped last "
+                                       "block, stop tokens inside the loop, lossless rejection sampling; rotary "
+                                       "inv_freq in float32) or '2026-04' (the April 2026 reference: full blocks; "
+                                       "inv_freq rounded through the drafter's checkpoint dtype, as goldens.json)")
             ->capture_default_str()->check(CLI::IsMember({"current", "2026-04"}));
         cmd.add_option("--temperature", s.temperature, "0 = greedy; > 0 samples (current loop: speculative rejection "
                                                        "sampling; 2026-04: argmax drafts, sampled target)")

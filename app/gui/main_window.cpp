@@ -206,7 +206,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         const auto start = a.queryPositions.empty() ? 0 : a.queryPositions.front();
         std::vector<QString> pieces = piecesUpTo(start + 1);
         while (static_cast<std::int64_t>(pieces.size()) < a.numKeys) pieces.push_back(QStringLiteral("[MASK]"));
-        attentionView_->setAttention(a, pieces);
+        attentionView_->setAttention(a, pieces, shown->drafter.layout);  // the layout of the drafter that ran
     });
     connect(controller_, &AnalysisController::failed, this, [this](const QString& operation, const QString& message) {
         if (operation == "load") {  // the engine holds no models after a failed load

@@ -86,8 +86,10 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     loop_->setObjectName("loopRevision");
     loop_->addItem(tr("current"), static_cast<int>(LoopRevision::Current));
     loop_->addItem(tr("2026-04"), static_cast<int>(LoopRevision::April2026));
-    loop_->setToolTip(tr("Verification loop: current = newest official dflash_generate (clipped last block, stop "
-                         "tokens inside the loop); 2026-04 = the April 2026 loop"));
+    loop_->setToolTip(tr("Reference revision, the verification loop and the drafter's rotary numerics together: "
+                         "current = the newest official code (dflash_generate with a clipped last block and stop "
+                         "tokens inside the loop; rotary inv_freq in float32); 2026-04 = the April 2026 reference "
+                         "(full blocks; inv_freq rounded through the drafter's checkpoint dtype)"));
     topP_ = new QDoubleSpinBox(this);
     topP_->setObjectName("topP");
     topP_->setDecimals(3);

@@ -34,7 +34,7 @@ DraftTree treeFromDraftLogits(std::int64_t anchor, const at::Tensor& draftLogits
 
 TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& promptIds, int budget, std::int64_t maxNew,
-                        const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
+                        LoopRevision revision, const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
                         const std::atomic<bool>* cancel) {
     const auto& tc = target.config();
     const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
@@ -82,7 +82,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         const std::int64_t blockLen = std::min(B, maxLen + budget + 1 - start);
         std::vector<std::int64_t> blockIds(static_cast<std::size_t>(blockLen), drafter.config().maskTokenId);
         blockIds[0] = anchor;
-        const auto d = drafter.draft(ctx, at::tensor(blockIds, longOpts).to(dev), draftCache);
+        const auto d = drafter.draft(ctx, at::tensor(blockIds, longOpts).to(dev), draftCache, revision);
         const std::int64_t draftRows = std::min(B - 1, blockLen);
         const at::Tensor draftLogits =
             blockLen == B ? d.logits : target.lmHead(d.hidden.narrow(0, blockLen - draftRows, draftRows)).to(at::kFloat);

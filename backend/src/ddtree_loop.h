@@ -13,12 +13,13 @@
 namespace draftscope {
 
 /// Runs the greedy DDTree loop with `budget` tree nodes per step. Termination, truncation
-/// and stop tokens as runDFlash. budget 0 verifies the anchor alone (plain decoding).
-/// Throws Error for hybrid targets (their recurrent state cannot follow a tree), Cancelled
-/// when *cancel becomes true between steps.
+/// and stop tokens as the official DDTree loop (April-style, whatever `revision`); `revision`
+/// selects the drafter's rotary numerics only (DFlashDrafter::rotary). budget 0 verifies
+/// the anchor alone (plain decoding). Throws Error for a negative budget or an empty
+/// prompt, Cancelled when *cancel becomes true between steps.
 TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& promptIds, int budget, std::int64_t maxNewTokens,
-                        const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
+                        LoopRevision revision, const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
                         const std::atomic<bool>* cancel);
 
 /// The tree of one drafter call: top-k (k = min(budget, V)) log-probabilities per depth in

@@ -10,11 +10,11 @@
 namespace draftscope {
 
 namespace {
-/// The reference loads a drafter with dtype="auto" (its checkpoint dtype), which casts the
-/// float32 rotary `inv_freq` buffer to that dtype; a later .float() does not undo the
-/// rounding. The goldens carry this rounding, so it is reproduced here.
+/// The 2026-04 reference loads a drafter with dtype="auto" (its checkpoint dtype), which
+/// casts the float32 rotary `inv_freq` buffer to that dtype; a later .float() does not undo
+/// the rounding. goldens.json carries this rounding, so the April revision reproduces it.
 /// Without a dtype in the config, HF's dtype="auto" takes the checkpoint's floating dtype;
-/// `fc.weight` stands for it.
+/// `fc.weight` stands for it. nullopt: the dtype does not round (float32).
 std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c, const WeightLoader& weights) {
     std::string d = c.body.checkpointDtype;
     if (d.empty() && weights.has("fc.weight")) {
@@ -58,11 +58,10 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
 }
 
 DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights,
-                             const TargetModel& target, bool reproduceInvFreqRounding)
-    : config_(config),
-      target_(target),
-      rotary_(config.body.rope, config.body.headDim, target.device(),
-              reproduceInvFreqRounding ? invFreqRounding(config, weights) : std::nullopt) {
+                             const TargetModel& target)
+    : config_(config), target_(target), rotary_(config.body.rope, config.body.headDim, target.device()) {
+    if (const auto rounding = invFreqRounding(config, weights))
+        aprilRotary_.emplace(config.body.rope, config.body.headDim, target.device(), rounding);
     const auto& tc = target.config();
     const auto& dc = config_.body;
     const std::string where = "drafter '" + weights.directory() + "'";
@@ -138,8 +137,12 @@ at::Tensor DFlashDrafter::projectContext(const at::Tensor& features) const {
     return hiddenNorm_(fc_(features));
 }
 
+const RotaryEmbedding& DFlashDrafter::rotary(LoopRevision revision) const {
+    return revision == LoopRevision::April2026 && aprilRotary_ ? *aprilRotary_ : rotary_;
+}
+
 DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
-                                 bool keepAttention, std::int64_t blockStart) const {
+                                 LoopRevision revision, bool keepAttention, std::int64_t blockStart) const {
     const auto& c = config_.body;
     const auto dev = target_.device();
     const std::int64_t B = block.size(0);
@@ -152,7 +155,7 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     const auto positions = blockStart < 0 ? at::arange(past, past + C + B, longOpts)
                                           : at::cat({at::arange(past, past + C, longOpts),
                                                      at::arange(blockStart, blockStart + B, longOpts)});
-    const auto [cos, sin] = rotary_.cosSin(positions, target_.dtype());
+    const auto [cos, sin] = rotary(revision).cosSin(positions, target_.dtype());
     const auto qCos = cos.narrow(0, C, B), qSin = sin.narrow(0, C, B);
 
     // Per-layer masks (DFLASH.md section 9) over absolute positions: cached keys sit at

@@ -157,7 +157,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         if (D > 0) {
             const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
             block.narrow(0, 0, 1).fill_(anchor);
-            draftLogits = drafter.draft(ctx, block, draftCache).logits;  // [D, V]
+            draftLogits = drafter.draft(ctx, block, draftCache, settings.loop).logits;  // [D, V]
             ctx = ctx.narrow(0, 0, 0);  // now in the drafter's cache
         }
         TargetForwardResult v;

@@ -377,8 +377,8 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                 longestContext = std::max(longestContext, static_cast<std::int64_t>(run.outputIds.size()));
                 const auto P = static_cast<std::int64_t>(run.promptIds.size());
                 if (static_cast<std::int64_t>(run.outputIds.size()) - d.summary.blockSize >= P) {
-                    plain.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, false, cancel));
-                    withAnchor.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, true, cancel));
+                    plain.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, false, rs.loop, cancel));
+                    withAnchor.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, true, rs.loop, cancel));
                 }
                 if (progress) progress(++done, total);
             }

@@ -232,7 +232,7 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         try {
             config = loadDrafterConfig(dir);
             WeightLoader weights(dir);
-            drafter = std::make_unique<DFlashDrafter>(config, weights, target, d_->options.drafterInvFreqRounding);
+            drafter = std::make_unique<DFlashDrafter>(config, weights, target);
         } catch (const Error& e) {
             throw Error(rename(e.what()));
         }
@@ -314,13 +314,13 @@ TreeRunResult Engine::runTree(const PromptSpec& prompt, const RunSettings& setti
         if (settings.temperature != 0.0)
             throw Error("DDTree runs are greedy here; got temperature " + std::to_string(settings.temperature));
         static const std::vector<std::int64_t> kNoStops;
-        auto r = runDDTree(*d_->target, drafter, encodePrompt(prompt), budget, settings.maxNewTokens,
+        auto r = runDDTree(*d_->target, drafter, encodePrompt(prompt), budget, settings.maxNewTokens, settings.loop,
                            settings.ignoreEos ? kNoStops : d_->stopIds, progress, cancel);
         return r;
     });
 }
 
-DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, int drafterIndex) {
+DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, LoopRevision revision, int drafterIndex) {
     return guarded("building the draft tree", [&]() {
         if (budget < 0) throw Error("DDTree budget must be >= 0, got " + std::to_string(budget));
         c10::InferenceMode guard;
@@ -336,7 +336,8 @@ DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, int drafterInd
         block[0] = anchor;
         auto draftCache = drafter.makeCache();
         const auto out = drafter.draft(at::cat(pre.hidden, -1),
-                                       at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()), draftCache);
+                                       at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()), draftCache,
+                                       revision);
         return treeFromDraftLogits(anchor, out.logits, budget);
     });
 }
@@ -402,7 +403,7 @@ std::vector<ForwardResult> Engine::forwardSteps(const std::vector<std::vector<st
     return out;
 }
 
-DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) {
+DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revision, int drafterIndex) {
     return guarded("the drafter call", [&]() {
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(drafterIndex);
@@ -422,7 +423,7 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) 
         auto draftCache = drafter.makeCache();
         const auto out = drafter.draft(at::cat(pre.hidden, -1),
                                        at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
-                                       draftCache);
+                                       draftCache, revision);
         r.draftHidden = toFloatVector(out.hidden);
         r.draftLogits = toFloatVector(out.logits);
         return r;
@@ -430,7 +431,7 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, int drafterIndex) 
 }
 
 TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>& sequence, std::int64_t promptLength,
-                                                int drafterIndex, bool anchorFeatureInContext,
+                                                int drafterIndex, bool anchorFeatureInContext, LoopRevision revision,
                                                 const std::atomic<bool>* cancel) {
     return guarded("the teacher-forced drafter probe", [&]() {
         c10::InferenceMode guard;
@@ -465,7 +466,7 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
             std::vector<std::int64_t> block(static_cast<std::size_t>(B), mask);
             block[0] = ids[static_cast<std::size_t>(a)];
             const auto out = drafter.draft(features.narrow(0, have, ctxEnd - have),
-                                           at::tensor(block, longOpts).to(target.device()), draftCache,
+                                           at::tensor(block, longOpts).to(target.device()), draftCache, revision,
                                            /*keepAttention=*/false, /*blockStart=*/a);
             const auto d = out.logits.argmax(-1).to(at::kCPU).contiguous();
             r.anchors.push_back(a);
@@ -501,7 +502,7 @@ DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int dr
         auto draftCache = drafter.makeCache();
         const auto out = drafter.draft(at::cat(pre.hidden, -1),
                                        at::tensor(block, at::TensorOptions().dtype(at::kLong)).to(target.device()),
-                                       draftCache, /*keepAttention=*/true);
+                                       draftCache, run.settings.loop, /*keepAttention=*/true);
         DrafterAttention a;
         a.step = step;
         a.drafter = drafterIndex;

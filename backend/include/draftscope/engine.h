@@ -20,11 +20,6 @@ struct LoadOptions {
     std::string device = "cpu";     ///< "cpu", "cuda" or "cuda:N"
     std::string dtype = "float32";  ///< "float32" or "bfloat16"
     int threads = 0;                ///< CPU intra-op threads, 0 = all cores
-    /// Which official drafter code's rotary numerics drafters reproduce. true (default): the
-    /// 2026-04 reference, which loads the drafter in its checkpoint dtype and so rounds the
-    /// float32 rotary inv_freq through it (goldens.json). false: the newest official code,
-    /// whose inv_freq stays float32 (variant_goldens: layouts, YaRN). See docs/ENGINE.md.
-    bool drafterInvFreqRounding = true;
 };
 
 /// What was loaded, for logs, the inspector and result files.
@@ -83,30 +78,33 @@ public:
     const std::vector<std::int64_t>& stopTokenIds() const;
 
     /// Runs the DFlash loop of revision settings.loop (DFLASH.md sections 4 and 10; current
-    /// by default, docs/ENGINE.md "Verification loop") with drafter settings.drafter.
+    /// by default, docs/ENGINE.md "Verification loop") with drafter settings.drafter, whose
+    /// rotary numerics follow the same revision (LoopRevision).
     /// `progress` is called after every verify step; `cancel` is polled between steps and
     /// makes the call throw Cancelled. Throws Error for invalid sampling options
     /// (validateSampling).
     RunResult run(const PromptSpec& prompt, const RunSettings& settings,
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// Runs the greedy DDTree loop (DFLASH.md section 5) with `budget` tree nodes per step,
-    /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0). Throws
-    /// Error for hybrid targets or a negative budget.
+    /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0);
+    /// settings.loop selects the drafter's rotary numerics only (the tree loop has one
+    /// revision). Throws Error for a negative budget or a nonzero temperature.
     TreeRunResult runTree(const PromptSpec& prompt, const RunSettings& settings, int budget,
                           const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// The DDTree of one drafter call after prefilling the prompt (the call of draftBlock).
-    DraftTree draftTree(const PromptSpec& prompt, int budget, int drafter = 0);
+    DraftTree draftTree(const PromptSpec& prompt, int budget, LoopRevision revision, int drafter = 0);
     /// Plain greedy decoding of the target (no drafter): prompt + maxNewTokens ids, ending
     /// early at a stop token unless ignoreEos. The greedy DFlash output must equal this.
     std::vector<std::int64_t> greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
                                      const std::atomic<bool>* cancel = nullptr);
     /// Teacher-forced drafts of drafter `drafterIndex` at every anchor a in
-    /// [promptLength, sequence.size() - B] (see TeacherForcedDrafts). One target forward
-    /// over `sequence`, then one drafter call per anchor on a growing draft cache. Throws
-    /// Error on ids outside the vocabulary, promptLength < 1, or a sequence too short for
-    /// one block; Cancelled if `cancel` becomes true.
+    /// [promptLength, sequence.size() - B] (see TeacherForcedDrafts), with the rotary
+    /// numerics of `revision`. One target forward over `sequence`, then one drafter call per
+    /// anchor on a growing draft cache. Throws Error on ids outside the vocabulary,
+    /// promptLength < 1, or a sequence too short for one block; Cancelled if `cancel`
+    /// becomes true.
     TeacherForcedDrafts teacherForcedDrafts(const std::vector<std::int64_t>& sequence, std::int64_t promptLength,
-                                            int drafterIndex, bool anchorFeatureInContext,
+                                            int drafterIndex, bool anchorFeatureInContext, LoopRevision revision,
                                             const std::atomic<bool>* cancel = nullptr);
     /// Target forward over the prompt: every hidden state (HF convention) and all logits.
     ForwardResult forward(const PromptSpec& prompt);
@@ -119,13 +117,16 @@ public:
     /// is empty or holds ids outside the vocabulary, or the total exceeds
     /// max_position_embeddings.
     std::vector<ForwardResult> forwardSteps(const std::vector<std::vector<std::int64_t>>& chunks);
-    /// One drafter call after prefilling the prompt (see DraftBlockResult).
-    DraftBlockResult draftBlock(const PromptSpec& prompt, int drafter = 0);
+    /// One drafter call after prefilling the prompt (see DraftBlockResult), with the rotary
+    /// numerics of reference revision `revision` (goldens.json: April2026; the variant
+    /// goldens: Current).
+    DraftBlockResult draftBlock(const PromptSpec& prompt, LoopRevision revision, int drafter = 0);
 
     /// The drafter's attention weights at verify step `step` of `run` (which must come from
     /// this target and drafter): the target is prefilled on the committed tokens before the
-    /// step's anchor and the drafter called once on a fresh cache. Throws Error if the step
-    /// is out of range or the run's tokens are outside the vocabulary.
+    /// step's anchor and the drafter called once on a fresh cache, with the rotary numerics
+    /// of the run's revision (run.settings.loop). Throws Error if the step is out of range
+    /// or the run's tokens are outside the vocabulary.
     DrafterAttention drafterAttention(const RunResult& run, int step, int drafter = 0);
     /// Hidden-state statistics of a committed sequence, from one target forward over it:
     /// every tapped layer of `drafter` and the drafter's projected context (fc +

@@ -29,12 +29,16 @@ struct PromptSpec {
     bool thinking = true;            ///< with chat: false appends Qwen3's empty <think> block
 };
 
-/// Revision of the DFlash verification loop (DFLASH.md sections 4 and 10; docs/ENGINE.md).
+/// Revision of the official DFlash reference a run reproduces (DFLASH.md sections 4 and 10;
+/// docs/ENGINE.md "Verification loop" and "Drafter call"): its verification loop and its
+/// drafter rotary numerics, one choice.
 enum class LoopRevision {
-    Current,    ///< newest official dflash_generate: clipped last block, stop tokens inside the loop,
-                ///< lossless rejection sampling at temperature > 0 (the default)
-    April2026,  ///< the April 2026 loop: full blocks, output truncated afterwards; at temperature > 0
-                ///< argmax drafts, exact match against a sampled target
+    Current,    ///< newest official code: dflash_generate with a clipped last block, stop tokens
+                ///< inside the loop, lossless rejection sampling at temperature > 0; the drafter's
+                ///< rotary inv_freq stays float32 (variant_goldens.json). The default.
+    April2026,  ///< the April 2026 reference: full blocks, output truncated afterwards; at
+                ///< temperature > 0 argmax drafts, exact match against a sampled target; the
+                ///< drafter's inv_freq rounded through its checkpoint dtype (goldens.json)
 };
 
 /// CLI / results-file spelling of a loop revision: "current" or "2026-04".
@@ -51,7 +55,7 @@ inline LoopRevision parseLoopRevision(const std::string& name) {
 struct RunSettings {
     std::int64_t maxNewTokens = 128;
     bool ignoreEos = false;          ///< true: no stop tokens (the goldens' setting)
-    LoopRevision loop = LoopRevision::Current;  ///< which verification loop runs
+    LoopRevision loop = LoopRevision::Current;  ///< reference revision: verification loop + drafter rotary numerics
     double temperature = 0.0;        ///< 0 = greedy; > 0 samples (rule depends on `loop`)
     double topP = 1.0;               ///< sampling: nucleus filter, in (0, 1]; 1 = off
     int topK = 0;                    ///< sampling: keep the k most probable tokens; 0 = off
