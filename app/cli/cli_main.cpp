@@ -9,6 +9,7 @@
 #include "cli/inspect_command.h"
 #include "cli/eval_command.h"
 #include "cli/run_report.h"
+#include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/masks.h"
 #include "draftscope/errors.h"
@@ -70,41 +71,52 @@ int runCommand(const std::string& targetDir, const std::string& drafterDir, cons
                   << " unexpected tensor(s), e.g. " << target.unexpectedTensors.front() << "\n";
 
     const bool tty = ::isatty(STDERR_FILENO);
-    auto progress = [&](std::int64_t done, std::int64_t total) {
+    PromptAnalysisRequest request;
+    request.prompt = spec;
+    request.settings = settings;
+    request.treeBudgets = budgets;
+    AnalysisCallbacks callbacks;
+    callbacks.progress = [&](std::int64_t done, std::int64_t total) {
         if (tty) std::cerr << "\rgenerating " << done << "/" << total << " tokens" << std::flush;
     };
-    const auto run = engine.run(spec, settings, progress, &g_cancel);
-    if (tty) std::cerr << "\r\033[K";
-
     const Tokenizer* tok = engine.tokenizer();
-    if (!quiet) {
-        ReportOptions opt;
-        opt.color = ::isatty(STDOUT_FILENO);
-        printRunReport(std::cout, run, tok, opt);
-        std::cout << "\n";
-    }
-    printRunSummary(std::cout, run);
-    if (tok && !quiet) {
-        std::vector<std::int64_t> generated(run.outputIds.begin() + static_cast<std::ptrdiff_t>(run.promptIds.size()),
-                                            run.outputIds.end());
-        std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
-    }
-    nlohmann::json runJson = toJson(run);
-    if (!budgets.empty()) {
-        runJson["ddtree"] = nlohmann::json::array();
-        std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
-        char line[128];
-        std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", "chain (DFlash)", run.tau, run.steps.size());
-        std::cout << line;
-        for (int b : budgets) {
-            const auto tree = engine.runTree(spec, settings, b, progress, &g_cancel);
-            if (tty) std::cerr << "\r\033[K";
-            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", ("budget " + std::to_string(b)).c_str(),
-                          tree.tau, tree.steps.size());
+    nlohmann::json runJson;
+    // Each part is reported as soon as it is done: the chain run, then one line per budget.
+    callbacks.partFinished = [&](const AnalysisStage& stage, const PromptAnalysis& a) {
+        if (tty) std::cerr << "\r\033[K";
+        if (stage.kind == AnalysisStage::Kind::Tree) {
+            const auto& tree = a.trees.back();
+            char line[128];
+            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n",
+                          ("budget " + std::to_string(stage.budget)).c_str(), tree.tau, tree.steps.size());
             std::cout << line;
             runJson["ddtree"].push_back(toJson(tree));
+            return;
         }
-    }
+        const auto& run = a.run;
+        if (!quiet) {
+            ReportOptions opt;
+            opt.color = ::isatty(STDOUT_FILENO);
+            printRunReport(std::cout, run, tok, opt);
+            std::cout << "\n";
+        }
+        printRunSummary(std::cout, run);
+        if (tok && !quiet) {
+            std::vector<std::int64_t> generated(run.outputIds.begin() + static_cast<std::ptrdiff_t>(run.promptIds.size()),
+                                                run.outputIds.end());
+            std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
+        }
+        runJson = toJson(run);
+        if (!budgets.empty()) {
+            runJson["ddtree"] = nlohmann::json::array();
+            std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
+            char line[128];
+            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", "chain (DFlash)", run.tau, run.steps.size());
+            std::cout << line;
+        }
+    };
+    const auto analysis = analysePrompt(engine, request, callbacks, &g_cancel);
+    if (!analysis.treeError.empty()) throw Error(analysis.treeError);
     if (!jsonOut.empty()) {
         nlohmann::json j = {{"tool", "draftscope-cli run"},
                             {"target", toJson(target)},
@@ -148,7 +160,7 @@ int main(int argc, char** argv) {
     PromptArgs runPrompt;
     DeviceArgs runDev;
     RunSettings settings;
-    std::vector<int> budgets;
+    TreeBudgetArgs runBudgets;
     bool quiet = false;
     run->add_option("--target", targetDir, "target model directory (HF layout)")->required();
     run->add_option("--drafter", drafterDir, "DFlash drafter directory or .pt training checkpoint")->required();
@@ -158,8 +170,7 @@ int main(int argc, char** argv) {
     run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
     LoopArgs runLoop;
     runLoop.add(*run, settings);
-    run->add_option("--ddtree-budget", budgets, "also run DDTree with this many tree nodes per step (repeatable)")
-        ->check(CLI::Range(0, 1 << 16))->take_all();
+    runBudgets.add(*run);
     run->add_option("--json", jsonOut, "write the run (per-step records included) as JSON");
     run->add_flag("--quiet", quiet, "print only the summary");
     runDev.add(*run);
@@ -197,9 +208,8 @@ int main(int argc, char** argv) {
         ->capture_default_str()->check(CLI::Range(1, 1 << 24));
     eval->add_option("--limit", evalArgs.settings.limit, "use only the first N lines of the prompt set (0 = all)")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
-    eval->add_option("--ddtree-budget", evalArgs.settings.ddtreeBudgets,
-                     "also run DDTree with this many tree nodes per step (repeatable)")
-        ->check(CLI::Range(0, 1 << 16))->take_all();
+    TreeBudgetArgs evalBudgets;
+    evalBudgets.add(*eval);
     eval->add_option("--turns", turns, "chat prompts: 'first' user turn only, or 'all' turns (each turn sees the model's "
                                        "earlier answers, as the DFlash benchmark)")
         ->capture_default_str()->check(CLI::IsMember({"first", "all"}));
@@ -221,13 +231,16 @@ int main(int argc, char** argv) {
     try {
         if (*run) runLoop.apply(settings);
         if (*eval) evalLoop.apply(evalArgs.settings.run);
-        if (*run) return runCommand(targetDir, drafterDir, drafterConfig, runPrompt, runDev, settings, budgets, jsonOut, quiet);
+        if (*run)
+            return runCommand(targetDir, drafterDir, drafterConfig, runPrompt, runDev, settings,
+                              runBudgets.budgets(settings.temperature), jsonOut, quiet);
         if (*fwd) return forwardCommand(modelDir, fwdPrompt, fwdDev, outPath);
         if (*diagnose.command) return diagnose.run(g_cancel);
         if (*inspect.command) return inspect.run();
         if (*compare.command) return compare.run(g_cancel);
         if (*compareTargets.command) return compareTargets.run();
         if (*eval) {
+            evalArgs.settings.ddtreeBudgets = evalBudgets.budgets(evalArgs.settings.run.temperature);
             evalArgs.load = evalDev.load;
             evalArgs.settings.allTurns = turns == "all";
             evalArgs.settings.thinking = !evalNoThinking;

@@ -14,8 +14,9 @@ namespace draftscope {
 
 /// Runs the greedy DDTree loop with `budget` tree nodes per step. Termination, truncation
 /// and stop tokens as runDFlash. budget 0 verifies the anchor alone (plain decoding).
-/// Throws Error for hybrid targets (their recurrent state cannot follow a tree), Cancelled
-/// when *cancel becomes true between steps.
+/// Hybrid targets verify the tree through their Gated DeltaNet layers along each node's path
+/// (docs/ENGINE.md, "DDTree on hybrid targets"). Throws Error for a negative budget,
+/// Cancelled when *cancel becomes true between steps.
 TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& promptIds, int budget, std::int64_t maxNewTokens,
                         const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,

@@ -90,8 +90,9 @@ public:
     RunResult run(const PromptSpec& prompt, const RunSettings& settings,
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// Runs the greedy DDTree loop (DFLASH.md section 5) with `budget` tree nodes per step,
-    /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0). Throws
-    /// Error for hybrid targets or a negative budget.
+    /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0); on hybrid
+    /// targets the Gated DeltaNet state follows each tree path (docs/ENGINE.md). Throws Error
+    /// for temperature > 0 or a negative budget (budget 0 verifies the anchor alone).
     TreeRunResult runTree(const PromptSpec& prompt, const RunSettings& settings, int budget,
                           const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// The DDTree of one drafter call after prefilling the prompt (the call of draftBlock).
