@@ -1,7 +1,7 @@
 // DDTree: tree construction (the DFLASH.md toy example and the official builds of
 // p0.drafter-good at budgets 8 and 32), the DDTree loop against the official goldens
 // (budgets 4/8/32, prompts 0-1), budget 0, a budget larger than the vocabulary, and the
-// refusal for hybrid targets.
+// refusal of a negative budget (hybrid targets: tst_hybrid_targets).
 
 #include "draftscope/ddtree.h"
 #include "draftscope/engine.h"

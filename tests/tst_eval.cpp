@@ -1,6 +1,9 @@
 // Batch evaluation: prompt-set parsing, the evaluation loop on the demo pair against
-// Engine::run, the results-file round trip, and refusing truncated or foreign files.
+// Engine::run, the results-file round trip, and refusing truncated or foreign files. The
+// one analysis path (analysePrompt) every front end takes, the one DDTree budget rule, and
+// eval with DDTree budgets on a hybrid target agreeing with run.
 
+#include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "draftscope/evaluation.h"
@@ -18,6 +21,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 using namespace draftscope;
@@ -447,6 +451,159 @@ private slots:
         QCOMPARE(q.exitCode(), 1);
         err = QString::fromUtf8(q.readAllStandardError());
         QVERIFY2(err.contains("directory '/nonexistent-dir' does not exist") && !err.contains("loading"), qPrintable(err));
+    }
+
+    // One budget rule for the GUI field, the GUI's and the CLI's --ddtree-budget.
+    void treeBudgetRule() {
+        QCOMPARE(parseTreeBudgets("16 4,8"), (std::vector<int>{4, 8, 16}));
+        QCOMPARE(parseTreeBudgets(" 0 "), std::vector<int>{});
+        QCOMPARE(parseTreeBudgets(""), std::vector<int>{});
+        QCOMPARE(parseTreeBudgets("4096"), std::vector<int>{kMaxTreeBudget});
+        QCOMPARE(errorOf([] { parseTreeBudgets("4097"); }),
+                 QString("DDTree budget '4097' is not an integer from 1 to 4096 (0 = no trees)"));
+        QCOMPARE(errorOf([] { parseTreeBudgets("4, 123456789012345"); }),
+                 QString("DDTree budget '1234567890...' is not an integer from 1 to 4096 (0 = no trees)"));
+        QCOMPARE(errorOf([] { parseTreeBudgets("4,,8"); }), QString("DDTree budgets: an entry between commas is empty"));
+        QCOMPARE(errorOf([] { validateTreeBudgets({8, 4, 8}); }), QString("DDTree budget 8 is listed twice"));
+        QCOMPARE(errorOf([] { validateTreeBudgets({0}); }),
+                 QString("DDTree budget '0' is not an integer from 1 to 4096 (0 = no trees)"));
+        QVERIFY(errorOf([] { validateTreeBudgets({4}, 0.7); }).startsWith("DDTree runs are greedy: they need temperature 0"));
+        validateTreeBudgets({}, 0.7);  // no trees: any temperature
+        // The CLI's option goes through the same rule, before any model loads.
+        QProcess p;
+        p.start(DRAFTSCOPE_CLI, {"run", "--target", "/nonexistent-target", "--drafter", "/nonexistent-drafter", "--prompt",
+                                 "x", "--ddtree-budget", "4", "--ddtree-budget", "5000"});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 1);
+        const QString err = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(err.contains("error: --ddtree-budget: DDTree budget '5000' is not an integer from 1 to 4096") &&
+                     !err.contains("loading"),
+                 qPrintable(err));
+    }
+
+    // Every id a run mentions, once, sorted: chain outputs and steps, tree outputs and nodes.
+    void tokenIdsOfARun() {
+        RunResult run;
+        run.outputIds = {5, 6, 7};
+        VerifyStep st;
+        st.anchor = 6;
+        st.drafted = {30, 31};
+        st.targetTokens = {30, 40, 41};
+        st.bonusToken = 42;  // not in the outputs: the output was cut
+        st.draftTopIds = {{30, 50}, {31, 51}};
+        run.steps = {st};
+        TreeRunResult tree;
+        tree.outputIds = {5, 6, 8};
+        TreeStep ts;
+        ts.tokens = {6, 60, 61};
+        ts.targetChoice = {60, 62, 63};
+        ts.bonusToken = 64;
+        tree.steps = {ts};
+        QCOMPARE(collectTokenIds(run, {tree}),
+                 (std::vector<std::int64_t>{5, 6, 7, 8, 30, 31, 40, 41, 42, 50, 51, 60, 61, 62, 63, 64}));
+        QCOMPARE(collectTokenIds(run, {}), (std::vector<std::int64_t>{5, 6, 7, 30, 31, 40, 41, 42, 50, 51}));
+    }
+
+    // analysePrompt equals the engine's own runs, reports each part in order, and a
+    // cancellation after the chain keeps the reported chain run.
+    void analysePromptMatchesEngine() {
+        PromptAnalysisRequest request;
+        request.prompt.text = "def fibonacci(n):\n";
+        request.settings.maxNewTokens = 16;
+        request.settings.ignoreEos = true;
+        request.treeBudgets = {8, 4};
+        request.hiddenStats = HiddenStatsScope::Output;
+        request.histogramBins = 10;
+        QStringList stages, parts;
+        AnalysisCallbacks cb;
+        cb.stageStarted = [&](const AnalysisStage& s) {
+            stages << (s.kind == AnalysisStage::Kind::Chain ? QString("chain")
+                                                            : QString("tree %1 %2/%3").arg(s.budget).arg(s.index).arg(s.count));
+        };
+        cb.partFinished = [&](const AnalysisStage& s, const PromptAnalysis& a) {
+            parts << QString("%1:%2").arg(s.kind == AnalysisStage::Kind::Chain ? "chain" : "tree").arg(a.trees.size());
+        };
+        const auto a = analysePrompt(engine_, request, cb);
+        QCOMPARE(stages, (QStringList{"chain", "tree 8 0/2", "tree 4 1/2"}));
+        QCOMPARE(parts, (QStringList{"chain:0", "tree:1", "tree:2"}));
+        const auto run = engine_.run(request.prompt, request.settings);
+        QCOMPARE(a.run.outputIds, run.outputIds);
+        QCOMPARE(a.run.acceptanceLengths, run.acceptanceLengths);
+        QCOMPARE(a.trees.size(), std::size_t{2});
+        for (std::size_t i = 0; i < 2; ++i) {
+            const auto tree = engine_.runTree(request.prompt, request.settings, request.treeBudgets[i]);
+            QCOMPARE(a.trees[i].budget, request.treeBudgets[i]);
+            QCOMPARE(a.trees[i].acceptanceLengths, tree.acceptanceLengths);
+            QCOMPARE(a.trees[i].outputIds, tree.outputIds);
+        }
+        QVERIFY(a.treeError.empty() && a.hiddenStatsError.empty());
+        QCOMPARE(a.hiddenStats.ids, run.outputIds);  // Output scope: prompt + generated
+        QCOMPARE(a.hiddenStats.promptLength, static_cast<std::int64_t>(run.promptIds.size()));
+        request.hiddenStats = HiddenStatsScope::Prompt;
+        std::atomic<bool> cancel{false};
+        std::vector<std::int64_t> keptOutput;
+        cb.partFinished = [&](const AnalysisStage&, const PromptAnalysis& part) {
+            keptOutput = part.run.outputIds;
+            QCOMPARE(part.hiddenStats.ids, run.promptIds);  // Prompt scope
+            cancel = true;
+        };
+        QVERIFY_THROWS_EXCEPTION(Cancelled, analysePrompt(engine_, request, cb, &cancel));
+        QCOMPARE(keptOutput, run.outputIds);
+        request.settings.temperature = 0.5;
+        QVERIFY(errorOf([&] { analysePrompt(engine_, request); }).contains("DDTree runs are greedy"));
+    }
+
+    // eval --ddtree-budget on a hybrid target (Qwen3.5: Gated DeltaNet + gated attention)
+    // runs the trees, and each prompt's DDTree acceptance equals `run --ddtree-budget` on it.
+    void cliEvalDdtreeOnHybridTarget() {
+        namespace fs = std::filesystem;
+        const fs::path target = tmp_.filePath("hybrid-target").toStdString();
+        fs::create_directories(target);
+        for (const char* f : {"config.json", "generation_config.json", "model.safetensors"})
+            fs::copy_file(dataPath(std::string("models/qwen3_5-tiny-causallm/") + f), target / f);
+        for (const char* f : {"tokenizer.json", "tokenizer_config.json"})  // same vocabulary size (2048)
+            fs::copy_file(fs::path(demoTarget()) / f, target / f);
+        const std::string drafter = tmp_.filePath("hybrid-drafter").toStdString();
+        writeRandomDrafter(drafter, RandomDrafterShape{128, 32, 256, 2048}, 8, 11);
+        const auto set = writeText(tmp_, "hybrid.jsonl",
+                                   "{\"id\": \"a\", \"prompt\": \"def fibonacci(n):\"}\n"
+                                   "{\"id\": \"b\", \"prompt\": \"import os\"}\n");
+        const QString out = tmp_.filePath("hybrid.dsresults");
+        QProcess p;
+        p.start(DRAFTSCOPE_CLI, {"eval", "--target", QString::fromStdString(target.string()), "--drafter",
+                                 QString::fromStdString(drafter), "--prompts", QString::fromStdString(set), "--max-new",
+                                 "12", "--ignore-eos", "--ddtree-budget", "4,8", "--threads", "1", "--out", out});
+        QVERIFY(p.waitForFinished(180000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const auto file = readResultsFile(out.toStdString());
+        QVERIFY(file.complete);
+        QCOMPARE(file.settings.ddtreeBudgets, (std::vector<int>{4, 8}));
+        QCOMPARE(file.prompts.size(), std::size_t{2});
+        const char* texts[] = {"def fibonacci(n):", "import os"};
+        for (std::size_t i = 0; i < 2; ++i) {
+            const auto& pr = file.prompts[i];
+            QVERIFY2(pr.error.empty(), pr.error.c_str());
+            const auto& trees = pr.drafters.at(0).trees;
+            QCOMPARE(trees.size(), std::size_t{2});
+            const QString runJson = tmp_.filePath(QString("hybrid-run%1.json").arg(i));
+            QProcess r;
+            r.start(DRAFTSCOPE_CLI, {"run", "--target", QString::fromStdString(target.string()), "--drafter",
+                                     QString::fromStdString(drafter), "--prompt", texts[i], "--max-new", "12", "--ignore-eos",
+                                     "--ddtree-budget", "8", "--ddtree-budget", "4", "--threads", "1", "--quiet", "--json",
+                                     runJson});
+            QVERIFY(r.waitForFinished(180000));
+            QVERIFY2(r.exitCode() == 0, r.readAllStandardError().constData());
+            const auto j = nlohmann::json::parse(readFileToString(runJson.toStdString()))["runs"][0];
+            QCOMPARE(j["ddtree"].size(), std::size_t{2});
+            for (std::size_t k = 0; k < 2; ++k) {
+                QCOMPARE(j["ddtree"][k]["budget"].get<int>(), trees[k].budget);
+                QCOMPARE(j["ddtree"][k]["acceptance_lengths"].get<std::vector<int>>(), trees[k].acceptanceLengths);
+                QCOMPARE(j["ddtree"][k]["tau"].get<double>(), trees[k].tau);
+                QCOMPARE(j["ddtree"][k]["output_ids"].get<std::vector<std::int64_t>>(), trees[k].outputIds);
+            }
+            // Lossless: the greedy trees reproduce the chain run's greedy output.
+            QCOMPARE(trees[0].outputIds, pr.drafters[0].run.outputIds);
+        }
     }
 };
 

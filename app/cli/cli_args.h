@@ -1,6 +1,7 @@
 #pragma once
 // Options shared by draftscope-cli's subcommands: the prompt, the device, JSON output.
 
+#include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "draftscope/safetensors.h"
@@ -100,6 +101,34 @@ struct LoopArgs {
             validateSampling(s);
         } catch (const Error& e) {
             throw Error(std::string("--") + e.what());
+        }
+    }
+};
+
+/// --ddtree-budget (run, eval): repeatable, each value one budget or a list ("4,16", "4 16"),
+/// parsed and validated by parseTreeBudgets / validateTreeBudgets (draftscope/analysis.h),
+/// as the GUI's budget field.
+struct TreeBudgetArgs {
+    std::vector<std::string> values;
+
+    void add(CLI::App& cmd) {
+        cmd.add_option("--ddtree-budget", values,
+                       "also run DDTree with this many tree nodes per step, 1.." + std::to_string(kMaxTreeBudget) +
+                           " (repeatable, or a list such as 4,16; 0 = no tree runs)")
+            ->take_all();
+    }
+
+    /// The budgets, sorted; throws Error prefixed "--ddtree-budget: " for a bad list, or for
+    /// budgets with a `temperature` other than 0.
+    std::vector<int> budgets(double temperature) const {
+        std::string joined;
+        for (const auto& v : values) joined += (joined.empty() ? "" : ",") + v;
+        try {
+            const auto b = parseTreeBudgets(joined);
+            validateTreeBudgets(b, temperature);
+            return b;
+        } catch (const Error& e) {
+            throw Error(std::string("--ddtree-budget: ") + e.what());
         }
     }
 };

@@ -1,5 +1,6 @@
 #include "cli/compare_command.h"
 
+#include "draftscope/analysis.h"
 #include "draftscope/prompt_set.h"
 #include "draftscope/results_json.h"
 #include "draftscope/target_comparison.h"
@@ -68,9 +69,11 @@ int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
     for (const auto& [id, spec] : prompts) {
         RunResult r[2];
         for (int k = 0; k < 2; ++k) {
-            RunSettings s = applied;
-            s.drafter = k;
-            r[k] = engine.run(spec, s, {}, &cancel);
+            PromptAnalysisRequest request;
+            request.prompt = spec;
+            request.settings = applied;
+            request.settings.drafter = k;
+            r[k] = analysePrompt(engine, request, {}, &cancel).run;
             sum[k] += r[k].tau;
             auto& p = pos[k];
             if (p.size() < r[k].perPositionAcceptance.size()) p.resize(r[k].perPositionAcceptance.size(), 0.0);

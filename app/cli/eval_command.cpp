@@ -113,9 +113,7 @@ void EvalCommand::add(CLI::App& app) {
         ->capture_default_str()->check(CLI::Range(1, 1 << 24));
     eval->add_option("--limit", args.settings.limit, "use only the first N lines of the prompt set (0 = all)")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
-    eval->add_option("--ddtree-budget", args.settings.ddtreeBudgets,
-                     "also run DDTree with this many tree nodes per step (repeatable)")
-        ->check(CLI::Range(0, 1 << 16))->take_all();
+    budgets.add(*eval);
     eval->add_option("--turns", turns, "chat prompts: 'first' user turn only, or 'all' turns (each turn sees the model's "
                                        "earlier answers, as the DFlash benchmark)")
         ->capture_default_str()->check(CLI::IsMember({"first", "all"}));
@@ -129,6 +127,7 @@ void EvalCommand::add(CLI::App& app) {
 int EvalCommand::run(const std::atomic<bool>& cancel) const {
     EvalArgs a = args;
     loop.apply(a.settings.run);
+    a.settings.ddtreeBudgets = budgets.budgets(a.settings.run.temperature);
     a.load = device.load;
     a.settings.allTurns = turns == "all";
     a.settings.thinking = !noThinking;

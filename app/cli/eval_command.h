@@ -37,11 +37,12 @@ struct EvalCommand {
     std::string turns = "first";
     bool noThinking = false;
     LoopArgs loop;
+    TreeBudgetArgs budgets;
     DeviceArgs device;
 
     /// Registers the subcommand and its options on `app`.
     void add(CLI::App& app);
-    /// Runs it; returns evalCommand's exit code.
+    /// Runs it; returns evalCommand's exit code (a bad --ddtree-budget throws Error first).
     int run(const std::atomic<bool>& cancel) const;
 };
 

@@ -1,6 +1,7 @@
 #include "cli/run_command.h"
 
 #include "cli/run_report.h"
+#include "draftscope/analysis.h"
 #include "draftscope/attention_layout.h"
 #include "draftscope/results_json.h"
 #include "draftscope/tokenizer.h"
@@ -22,8 +23,7 @@ void RunCommand::add(CLI::App& app) {
     run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
     run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
     loop.add(*run, settings);
-    run->add_option("--ddtree-budget", budgets, "also run DDTree with this many tree nodes per step (repeatable)")
-        ->check(CLI::Range(0, 1 << 16))->take_all();
+    budgets.add(*run);
     run->add_option("--json", jsonOut, "write the run (per-step records included) as JSON");
     run->add_flag("--quiet", quiet, "print only the summary");
     device.add(*run);
@@ -32,7 +32,8 @@ void RunCommand::add(CLI::App& app) {
 int RunCommand::run(const std::atomic<bool>& cancel) const {
     RunSettings runSettings = settings;
     loop.apply(runSettings);
-    const auto spec = prompt.spec();  // bad prompt arguments fail before the models load
+    const auto spec = prompt.spec();  // bad prompt or budget arguments fail before the models load
+    const auto treeBudgets = budgets.budgets(runSettings.temperature);
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
     const auto target = engine.loadTarget(targetDir, device.load);
@@ -58,41 +59,52 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
                   << " unexpected tensor(s), e.g. " << target.unexpectedTensors.front() << "\n";
 
     const bool tty = ::isatty(STDERR_FILENO);
-    auto progress = [&](std::int64_t done, std::int64_t total) {
+    PromptAnalysisRequest request;
+    request.prompt = spec;
+    request.settings = runSettings;
+    request.treeBudgets = treeBudgets;
+    AnalysisCallbacks callbacks;
+    callbacks.progress = [&](std::int64_t done, std::int64_t total) {
         if (tty) std::cerr << "\rgenerating " << done << "/" << total << " tokens" << std::flush;
     };
-    const auto run = engine.run(spec, runSettings, progress, &cancel);
-    if (tty) std::cerr << "\r\033[K";
-
     const Tokenizer* tok = engine.tokenizer();
-    if (!quiet) {
-        ReportOptions opt;
-        opt.color = ::isatty(STDOUT_FILENO);
-        printRunReport(std::cout, run, tok, opt);
-        std::cout << "\n";
-    }
-    printRunSummary(std::cout, run);
-    if (tok && !quiet) {
-        std::vector<std::int64_t> generated(run.outputIds.begin() + static_cast<std::ptrdiff_t>(run.promptIds.size()),
-                                            run.outputIds.end());
-        std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
-    }
-    nlohmann::json runJson = toJson(run);
-    if (!budgets.empty()) {
-        runJson["ddtree"] = nlohmann::json::array();
-        std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
-        char line[128];
-        std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", "chain (DFlash)", run.tau, run.steps.size());
-        std::cout << line;
-        for (int b : budgets) {
-            const auto tree = engine.runTree(spec, runSettings, b, progress, &cancel);
-            if (tty) std::cerr << "\r\033[K";
-            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", ("budget " + std::to_string(b)).c_str(),
-                          tree.tau, tree.steps.size());
+    nlohmann::json runJson;
+    // Each part is reported as soon as it is done: the chain run, then one line per budget.
+    callbacks.partFinished = [&](const AnalysisStage& stage, const PromptAnalysis& a) {
+        if (tty) std::cerr << "\r\033[K";
+        if (stage.kind == AnalysisStage::Kind::Tree) {
+            const auto& tree = a.trees.back();
+            char line[128];
+            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n",
+                          ("budget " + std::to_string(stage.budget)).c_str(), tree.tau, tree.steps.size());
             std::cout << line;
             runJson["ddtree"].push_back(toJson(tree));
+            return;
         }
-    }
+        const auto& run = a.run;
+        if (!quiet) {
+            ReportOptions opt;
+            opt.color = ::isatty(STDOUT_FILENO);
+            printRunReport(std::cout, run, tok, opt);
+            std::cout << "\n";
+        }
+        printRunSummary(std::cout, run);
+        if (tok && !quiet) {
+            std::vector<std::int64_t> generated(run.outputIds.begin() + static_cast<std::ptrdiff_t>(run.promptIds.size()),
+                                                run.outputIds.end());
+            std::cout << "\n--- generated text ---\n" << tok->decode(generated) << "\n--- end ---\n";
+        }
+        runJson = toJson(run);
+        if (!treeBudgets.empty()) {
+            runJson["ddtree"] = nlohmann::json::array();
+            std::cout << "\nDDTree (one tree-verify pass per step; acceptance length = accepted path, root included):\n";
+            char line[128];
+            std::snprintf(line, sizeof line, "  %-16s tau %.3f over %zu steps\n", "chain (DFlash)", run.tau, run.steps.size());
+            std::cout << line;
+        }
+    };
+    const auto analysis = analysePrompt(engine, request, callbacks, &cancel);
+    if (!analysis.treeError.empty()) throw Error(analysis.treeError);
     if (!jsonOut.empty()) {
         nlohmann::json j = {{"tool", "draftscope-cli run"},
                             {"target", toJson(target)},

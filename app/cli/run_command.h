@@ -17,7 +17,7 @@ struct RunCommand {
     PromptArgs prompt;
     DeviceArgs device;
     RunSettings settings;
-    std::vector<int> budgets;  ///< --ddtree-budget, in the order given
+    TreeBudgetArgs budgets;  ///< --ddtree-budget (parsed and checked by run(), before loading)
     bool quiet = false;
     LoopArgs loop;
 

@@ -1,5 +1,6 @@
 #include "gui/analysis_controller.h"
 
+#include "draftscope/analysis.h"
 #include "draftscope/errors.h"
 #include "draftscope/tokenizer.h"
 
@@ -121,22 +122,7 @@ private:
             if (!x) continue;
             x->pieces.clear();
             for (auto id : x->run.outputIds) x->pieces.push_back(pieceOf(id));
-            for (auto id : x->run.outputIds) note(id);
-            for (const auto& st : x->run.steps) {
-                note(st.anchor);
-                for (auto id : st.drafted) note(id);
-                for (auto id : st.targetTokens) note(id);
-                for (const auto& top : st.draftTopIds)
-                    for (auto id : top) note(id);
-            }
-            for (const auto& tr : x->treeRuns) {
-                for (auto id : tr.outputIds) note(id);
-                for (const auto& st : tr.steps) {
-                    for (auto id : st.tokens) note(id);
-                    for (auto id : st.targetChoice) note(id);
-                    note(st.bonusToken);
-                }
-            }
+            for (auto id : collectTokenIds(x->run, x->treeRuns)) note(id);
         }
         if (other) {
             other->tokenPieces = out->tokenPieces;
@@ -146,45 +132,47 @@ private:
     }
 
     /// Fills `b` with the chain run, hidden-state statistics and DDTree runs of drafter
-    /// `drafter`, calling `finishedRun` after the chain run (with its statistics) and after
-    /// each DDTree budget; `stagePrefix` goes before every stage name. Throws Cancelled and
-    /// the run's errors.
+    /// `drafter` (analysePrompt), calling `finishedRun` after the chain run (with its
+    /// statistics) and after each DDTree budget; `stagePrefix` goes before every stage name.
+    /// A failing statistics or DDTree run is reported by failed() and the rest stands.
+    /// Throws Cancelled and the chain run's errors.
     void analyseWith(quint64 id, const AnalysisRequest& r, int drafter, const QString& stagePrefix, RunBundle& b,
                      const std::function<void()>& finishedRun) {
-        RunSettings settings = r.settings;
-        settings.drafter = drafter;
+        PromptAnalysisRequest request;
+        request.prompt = r.prompt;
+        request.settings = r.settings;
+        request.settings.drafter = drafter;
+        request.treeBudgets = r.ddtreeBudgets;
+        // The whole committed sequence: prompt + generated (where drafting happens).
+        request.hiddenStats = HiddenStatsScope::Output;
+        request.histogramBins = 60;
         b.requestId = id;
         b.prompt = r.prompt;
         b.target = engine_->targetSummary();
         b.drafter = engine_->drafterSummary(drafter);
-        const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
-        emit c_->stageChanged(id, stagePrefix + QStringLiteral("chain (DFlash)"));
-        b.run = engine_->run(r.prompt, settings, progress, &c_->cancel_);
-        PromptSpec ids;  // the whole committed sequence: prompt + generated (where drafting happens)
-        ids.kind = PromptSpec::Kind::Ids;
-        ids.ids = b.run.outputIds;
-        try {  // the run stands even if the statistics fail (e.g. non-finite activations)
-            b.hiddenStats = engine_->hiddenStateStats(ids, drafter, 60, std::int64_t(b.run.promptIds.size()));
-        } catch (const std::exception& e) {
-            emit c_->failed("hidden states", stagePrefix + QString::fromStdString(e.what()));
-        }
-        finishedRun();
-        // DDTree runs on the same prompt; Cancelled propagates (the whole analysis stops).
-        for (std::size_t i = 0; i < r.ddtreeBudgets.size(); ++i) {
-            const int budget = r.ddtreeBudgets[i];
-            emit c_->stageChanged(id, stagePrefix + QStringLiteral("DDTree budget %1 (%2 of %3)").arg(budget).arg(i + 1)
-                                          .arg(r.ddtreeBudgets.size()));
-            try {
-                b.treeRuns.push_back(engine_->runTree(r.prompt, settings, budget, progress, &c_->cancel_));
-            } catch (const Cancelled&) {
-                throw;
-            } catch (const std::exception& e) {  // e.g. a hybrid target, or temperature > 0
-                emit c_->failed("ddtree", stagePrefix + QStringLiteral("budget %1: %2").arg(budget)
-                                              .arg(QString::fromStdString(e.what())));
-                break;
+        AnalysisCallbacks callbacks;
+        callbacks.stageStarted = [&](const AnalysisStage& stage) {
+            emit c_->stageChanged(id, stagePrefix + (stage.kind == AnalysisStage::Kind::Chain
+                                                         ? QStringLiteral("chain (DFlash)")
+                                                         : QStringLiteral("DDTree budget %1 (%2 of %3)")
+                                                               .arg(stage.budget).arg(stage.index + 1).arg(stage.count)));
+        };
+        callbacks.progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
+        callbacks.partFinished = [&](const AnalysisStage& stage, const PromptAnalysis& a) {
+            if (stage.kind == AnalysisStage::Kind::Tree) {
+                b.treeRuns.push_back(a.trees.back());
+            } else {
+                b.run = a.run;
+                b.hiddenStats = a.hiddenStats;
+                if (!a.hiddenStatsError.empty())
+                    emit c_->failed("hidden states", stagePrefix + QString::fromStdString(a.hiddenStatsError));
             }
             finishedRun();
-        }
+        };
+        const auto analysis = analysePrompt(*engine_, request, callbacks, &c_->cancel_);
+        if (!analysis.treeError.empty())  // e.g. a prompt whose tree outgrows the context
+            emit c_->failed("ddtree", stagePrefix + QStringLiteral("budget %1: %2").arg(analysis.failedTreeBudget)
+                                          .arg(QString::fromStdString(analysis.treeError)));
     }
 
     void doAttention(const RunBundlePtr& bundle, int step) {

@@ -137,15 +137,9 @@ int main(int argc, char** argv) {
     }
 
     std::vector<int> budgets;
-    for (const QString& v : cli.values(ddtreeBudget)) {
-        bool ok = false;
-        const int b = v.toInt(&ok);
-        if (!ok || b < 0 || b > kMaxDdtreeBudget) {
-            std::fprintf(stderr, "error: --ddtree-budget must be an integer from 1 to %d (0 = no tree runs), not '%s'\n",
-                         kMaxDdtreeBudget, qPrintable(v));
-            return 2;
-        }
-        if (b > 0) budgets.push_back(b);
+    if (QString err; !parseDdtreeBudgets(cli.values(ddtreeBudget).join(QLatin1Char(',')), &budgets, &err)) {
+        std::fprintf(stderr, "error: --ddtree-budget: %s\n", qPrintable(err));
+        return 2;
     }
 
     MainWindow window(/*showErrorDialogs=*/!exporting);

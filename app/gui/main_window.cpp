@@ -6,6 +6,7 @@
 #include "budget_sweep_plot.h"
 #include "comparison_summary_view.h"
 #include "drafter_comparison.h"
+#include "draftscope/analysis.h"
 #include "draftscope/attention_layout.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
@@ -453,8 +454,10 @@ void MainWindow::runAnalysis() {
         reportError("analysis", err);
         return;
     }
-    if (!r.ddtreeBudgets.empty() && r.settings.temperature > 0) {
-        reportError("analysis", tr("DDTree runs are greedy: set the temperature to 0, or clear the DDTree budgets"));
+    try {  // DDTree is greedy: budgets need temperature 0
+        validateTreeBudgets(r.ddtreeBudgets, r.settings.temperature);
+    } catch (const Error& e) {
+        reportError("analysis", QString::fromStdString(e.what()));
         return;
     }
     // What runs is what the Models fields say: models other than the loaded (or loading)
@@ -647,7 +650,7 @@ void MainWindow::reportError(const QString& operation, const QString& message) {
     emit errorReported(operation, message);
     if (operation == "load") modelPanel_->setStatus(tr("Load failed: %1").arg(message));
     statusBar()->showMessage(tr("Error: %1").arg(message.section('\n', 0, 0)), 8000);
-    // A DDTree failure (e.g. a hybrid target) leaves the chain run standing: no modal dialog.
+    // A DDTree failure (e.g. a tree outgrowing the context) leaves the chain run standing: no modal dialog.
     if (dialogs_ && operation != "ddtree") QMessageBox::critical(this, tr("draftscope: %1 failed").arg(operation), message);
 }
 

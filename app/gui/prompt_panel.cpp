@@ -1,6 +1,9 @@
 #include "gui/prompt_panel.h"
 #include "gui/dialog_dirs.h"
 
+#include "draftscope/analysis.h"
+#include "draftscope/errors.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -12,7 +15,6 @@
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QProgressBar>
-#include <QRegularExpression>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
@@ -24,38 +26,14 @@
 namespace draftscope {
 
 bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error) {
-    auto fail = [error](const QString& message) {
-        if (error) *error = message;
-        return false;
-    };
-    std::vector<int> out;
-    if (text.trimmed().isEmpty()) {  // no tree runs
-        if (budgets) budgets->clear();
+    try {
+        auto parsed = parseTreeBudgets(text.toStdString());
+        if (budgets) *budgets = std::move(parsed);
         return true;
+    } catch (const Error& e) {
+        if (error) *error = QString::fromStdString(e.what());
+        return false;
     }
-    bool zero = false;
-    for (const QString& entry : text.split(',')) {
-        const auto parts = entry.split(QRegularExpression("\\s+"), Qt::SkipEmptyParts);
-        if (parts.isEmpty()) return fail(QObject::tr("DDTree budgets: an entry between commas is empty"));
-        for (const QString& part : parts) {
-            bool ok = false;
-            const int b = part.toInt(&ok);
-            if (!ok || b < 0 || b > kMaxDdtreeBudget)
-                return fail(QObject::tr("DDTree budget '%1' is not an integer from 1 to %2 (0 = no trees)")
-                                .arg(part.size() > 12 ? part.left(10) + "..." : part).arg(kMaxDdtreeBudget));
-            if (b == 0) {
-                zero = true;
-                continue;
-            }
-            if (std::find(out.begin(), out.end(), b) != out.end())
-                return fail(QObject::tr("DDTree budget %1 is listed twice").arg(b));
-            out.push_back(b);
-        }
-    }
-    if (zero && !out.empty()) return fail(QObject::tr("DDTree budget 0 means no trees: remove it or the others"));
-    std::sort(out.begin(), out.end());
-    if (budgets) *budgets = out;
-    return true;
 }
 
 PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {

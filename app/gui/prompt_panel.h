@@ -23,14 +23,9 @@ class QStandardItemModel;
 
 namespace draftscope {
 
-/// Largest DDTree budget the GUI accepts.
-constexpr int kMaxDdtreeBudget = 4096;
-
-/// Parses a DDTree budget list such as "4, 8, 16, 32" (entries separated by commas and/or
-/// spaces). Each entry must be an integer in 1..kMaxDdtreeBudget, given once; the result is
-/// sorted. Empty text or a lone "0" gives an empty list (no tree runs, as the CLI's
-/// --ddtree-budget 0). Returns false and sets *error (naming the bad entry) for a bad or
-/// repeated entry, an empty entry between commas ("4,,8", "4,") and 0 next to other budgets.
+/// The budget field's text through parseTreeBudgets (draftscope/analysis.h: entries separated
+/// by commas and/or spaces, each in 1..kMaxTreeBudget and given once, sorted; empty or "0" =
+/// no tree runs). Returns false and sets *error to its message for a bad list.
 bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error);
 
 class PromptPanel : public QWidget {

@@ -15,8 +15,10 @@ namespace draftscope {
 /// Runs the greedy DDTree loop with `budget` tree nodes per step. Termination, truncation
 /// and stop tokens as the official DDTree loop (April-style, whatever `revision`); `revision`
 /// selects the drafter's rotary numerics only (DFlashDrafter::rotary). budget 0 verifies
-/// the anchor alone (plain decoding). Throws Error for a negative budget or an empty
-/// prompt, Cancelled when *cancel becomes true between steps.
+/// the anchor alone (plain decoding). Hybrid targets verify the tree through their Gated
+/// DeltaNet layers along each node's path (docs/ENGINE.md, "DDTree on hybrid targets").
+/// Throws Error for a negative budget or an empty prompt, Cancelled when *cancel becomes
+/// true between steps.
 TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& promptIds, int budget, std::int64_t maxNewTokens,
                         LoopRevision revision, const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,

@@ -1,5 +1,6 @@
 #include "draftscope/diagnosis.h"
 
+#include "draftscope/analysis.h"
 #include "draftscope/errors.h"
 #include "draftscope/masks.h"
 #include "draftscope/model_config.h"
@@ -372,7 +373,10 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
             rs.drafter = index;
             for (const auto& p : prompts) {
                 if (cancel && cancel->load()) throw Cancelled();
-                const auto run = engine.run(p.spec, rs, {}, cancel);
+                PromptAnalysisRequest request;
+                request.prompt = p.spec;
+                request.settings = rs;
+                const auto run = analysePrompt(engine, request, {}, cancel).run;
                 d.promptTaus.push_back(run.tau);
                 longestContext = std::max(longestContext, static_cast<std::int64_t>(run.outputIds.size()));
                 const auto P = static_cast<std::int64_t>(run.promptIds.size());

@@ -1,5 +1,6 @@
 #include "draftscope/evaluation.h"
 
+#include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "draftscope/sha256.h"
@@ -59,15 +60,8 @@ ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& ent
     if (!engine.hasTarget() || engine.drafterCount() == 0)
         throw Error("an evaluation needs a loaded target and at least one drafter");
     validateSampling(settings.run);
+    validateTreeBudgets(settings.ddtreeBudgets, settings.run.temperature);  // before any work
     const auto& target = engine.targetSummary();
-    if (!settings.ddtreeBudgets.empty() &&
-        std::find(target.layerTypes.begin(), target.layerTypes.end(), "linear_attention") != target.layerTypes.end())
-        throw Error("--ddtree-budget: the target '" + target.directory + "' is a hybrid (" + target.architecture +
-                    ") with linear-attention layers, and DDTree cannot verify a tree through their recurrent state");
-
-    if (!settings.ddtreeBudgets.empty() && settings.run.temperature != 0.0)
-        throw Error("--ddtree-budget: DDTree runs are greedy, so they need temperature 0 (got " +
-                    std::to_string(settings.run.temperature) + ")");
 
     ResultsFile out;
     out.createdUtc = utcTimestamp();
@@ -84,7 +78,8 @@ ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& ent
     };
 
     const std::size_t items = plannedItems(entries, settings);
-    const int runsPerItem = D * (1 + static_cast<int>(settings.ddtreeBudgets.size()));
+    const int runsPerDrafter = 1 + static_cast<int>(settings.ddtreeBudgets.size());
+    const int runsPerItem = D * runsPerDrafter;
     EvalProgress prog;
     prog.items = items;
     prog.runsPerItem = runsPerItem;
@@ -115,26 +110,25 @@ ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& ent
                 try {
                     pr.prompt = promptSpecForTurn(entry, turn, answers, settings.thinking, settings.chatWrapRaw);
                     for (int d = 0; d < D; ++d) {
-                        DrafterPromptResult dr;
-                        RunSettings rs = settings.run;
-                        rs.drafter = d;
-                        dr.run = engine.run(pr.prompt, rs, progressFn, cancel);
-                        ++prog.run;
-                        for (int b : settings.ddtreeBudgets) {
+                        PromptAnalysisRequest request{pr.prompt, settings.run, settings.ddtreeBudgets,
+                                                      HiddenStatsScope::Prompt, settings.histogramBins};
+                        request.settings.drafter = d;
+                        const int firstRun = d * runsPerDrafter;
+                        AnalysisCallbacks acb;
+                        acb.stageStarted = [&](const AnalysisStage& stage) {
+                            if (stage.kind == AnalysisStage::Kind::Chain) return;
+                            prog.run = firstRun + 1 + static_cast<int>(stage.index);
                             prog.tokensDone = prog.tokensTotal = 0;
-                            dr.trees.push_back(engine.runTree(pr.prompt, rs, b, progressFn, cancel));
-                            ++prog.run;
-                        }
-                        PromptSpec ids;
-                        ids.kind = PromptSpec::Kind::Ids;
-                        ids.ids = dr.run.promptIds;
-                        try {  // the run stands even if the statistics fail (e.g. non-finite activations)
-                            dr.hiddenStats = engine.hiddenStateStats(ids, d, settings.histogramBins);
-                        } catch (const Cancelled&) {
-                            throw;
-                        } catch (const Error& e) {
-                            dr.hiddenStatsError = e.what();
-                        }
+                        };
+                        acb.progress = progressFn;
+                        auto analysis = analysePrompt(engine, request, acb, cancel);
+                        if (!analysis.treeError.empty()) throw Error(analysis.treeError);  // the item fails
+                        prog.run = firstRun + runsPerDrafter;
+                        DrafterPromptResult dr;
+                        dr.run = std::move(analysis.run);
+                        dr.trees = std::move(analysis.trees);
+                        dr.hiddenStats = std::move(analysis.hiddenStats);
+                        dr.hiddenStatsError = std::move(analysis.hiddenStatsError);
                         pr.drafters.push_back(std::move(dr));
                     }
                 } catch (const Cancelled&) {
@@ -150,24 +144,8 @@ ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& ent
                     std::vector<std::int64_t> generated(first.outputIds.begin() + static_cast<std::ptrdiff_t>(first.promptIds.size()),
                                                         first.outputIds.end());
                     answers.push_back(tok ? tok->decode(generated, /*skipSpecial=*/true) : std::string());
-                    for (const auto& dr : pr.drafters) {
-                        for (auto id : dr.run.outputIds) note(id);
-                        for (const auto& st : dr.run.steps) {
-                            note(st.anchor);
-                            note(st.bonusToken);
-                            for (auto id : st.drafted) note(id);
-                            for (auto id : st.targetTokens) note(id);
-                            for (const auto& top : st.draftTopIds)
-                                for (auto id : top) note(id);
-                        }
-                        for (const auto& t : dr.trees) {
-                            for (auto id : t.outputIds) note(id);
-                            for (const auto& st : t.steps) {
-                                for (auto id : st.tokens) note(id);
-                                for (auto id : st.targetChoice) note(id);
-                            }
-                        }
-                    }
+                    for (const auto& dr : pr.drafters)
+                        for (auto id : collectTokenIds(dr.run, dr.trees)) note(id);
                 }
                 out.prompts.push_back(std::move(pr));
                 if (cb.itemDone) cb.itemDone(out.prompts.back(), item, items);

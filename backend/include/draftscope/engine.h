@@ -88,7 +88,9 @@ public:
     /// Runs the greedy DDTree loop (DFLASH.md section 5) with `budget` tree nodes per step,
     /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0);
     /// settings.loop selects the drafter's rotary numerics only (the tree loop has one
-    /// revision). Throws Error for a negative budget or a nonzero temperature.
+    /// revision). On hybrid targets the Gated DeltaNet state follows each tree path
+    /// (docs/ENGINE.md). Throws Error for temperature > 0 or a negative budget (budget 0
+    /// verifies the anchor alone).
     TreeRunResult runTree(const PromptSpec& prompt, const RunSettings& settings, int budget,
                           const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// The DDTree of one drafter call after prefilling the prompt (the call of draftBlock).

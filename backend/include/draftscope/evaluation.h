@@ -1,6 +1,6 @@
 #pragma once
-// Batch evaluation over a prompt set: every prompt through every loaded drafter (DFlash
-// chain run, DDTree runs, hidden-state statistics), collected into a ResultsFile. Used by
+// Batch evaluation over a prompt set: every prompt through every loaded drafter (analysePrompt:
+// DFlash chain run, DDTree runs, hidden-state statistics), collected into a ResultsFile. Used by
 // `draftscope-cli eval`; torch-free header.
 
 #include "draftscope/prompt_set.h"
@@ -37,17 +37,19 @@ struct EvalCallbacks {
 std::size_t plannedItems(const std::vector<PromptSetEntry>& entries, const EvalSettings& settings);
 
 /// Runs the evaluation with the engine's loaded target and every loaded drafter.
-/// Per item and drafter d: Engine::run (settings.run with drafter = d), Engine::runTree per
-/// budget, Engine::hiddenStateStats of the prompt ids. Later turns of a chat prompt see the
+/// Per item and drafter d: analysePrompt (analysis.h) with settings.run (drafter = d), the
+/// DDTree budgets and the hidden-state statistics of the prompt ids (HiddenStatsScope::Prompt,
+/// settings.histogramBins bins). Later turns of a chat prompt see the
 /// earlier turns' answers: drafter 0's chain output, decoded with special tokens skipped (as
-/// the DFlash benchmark feeds its own answer back). An Error in one item is recorded in its
-/// PromptResult::error and the evaluation goes on; Cancelled (through `cancel`, polled
-/// between verify steps) stops it and returns the finished items with complete = false.
-/// Fills target, drafters (config SHA-256 from each directory's config.json), settings
-/// (device and dtype, if empty, from the first run), prompts, tokenPieces, createdUtc; the
-/// caller sets producer and the prompt-set fields. Throws Error if no target or drafter is
-/// loaded, or DDTree budgets are given with temperature > 0 or for a hybrid target (DDTree
-/// cannot verify a tree through recurrent layers).
+/// the DFlash benchmark feeds its own answer back). An Error in one item (a failing chain or
+/// DDTree run) is recorded in its PromptResult::error and the evaluation goes on; Cancelled
+/// (through `cancel`, polled between verify steps) stops it and returns the finished items
+/// with complete = false. Fills target, drafters (config SHA-256 from each directory's
+/// config.json), settings (device and dtype, if empty, from the first run), prompts,
+/// tokenPieces (collectTokenIds of every run), createdUtc; the caller sets producer and the
+/// prompt-set fields. Works on every target the engine loads, hybrids included. Throws
+/// Error if no target or drafter is loaded, or for bad DDTree budgets
+/// (validateTreeBudgets with settings.run.temperature: DDTree runs need temperature 0).
 ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& entries, const EvalSettings& settings,
                           const EvalCallbacks& callbacks = {}, const std::atomic<bool>* cancel = nullptr);
 
