@@ -215,8 +215,10 @@ private slots:
         r.drafterDir = QString::fromStdString(dataPath("models/qwen3_5-tiny-causallm"));  // not a drafter
         w.loadModels(r);
         QVERIFY(waitForSignal(failed, 60000));
-        QCOMPARE(failed.first().at(0).toString(), QString("load"));
-        QVERIFY(failed.first().at(1).toString().contains("not a DFlash drafter"));
+        QCOMPARE(failed.first().at(0).toULongLong(), quint64(1));  // the id of this controller's first load
+        QCOMPARE(failed.first().at(1).value<FailureKind>(), FailureKind::Load);
+        QVERIFY(failed.first().at(2).toString().contains("not a DFlash drafter"));
+        QVERIFY(w.logText().contains("error (load): "));
         QVERIFY(w.logText().contains("not a DFlash drafter"));
         // The window still works: load the real pair and run.
         QString err;

@@ -13,6 +13,7 @@
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "gui/inspector_dialog.h"
+#include "gui/loaded_models.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
@@ -133,47 +134,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         for (auto id : st->tokens) pieces.push_back(last_->pieceOf(id));
         maskView_->setTreeStep(*st, budget, step, pieces);
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this,
-            [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest& loaded) {
-                loadedModels_ = loaded;
-                if (sameModels(loaded, pendingModels_)) loadInFlight_ = false;
-                modelPanel_->setLoaded(loadInFlight_ ? pendingModels_ : loadedModels_);
-                QString ids;
-                for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
-                // Layer types in order, run-length encoded: "3 x linear_attention, 1 x full_attention".
-                QStringList runs;
-                for (std::size_t i = 0; i < t.layerTypes.size();) {
-                    std::size_t j = i;
-                    while (j < t.layerTypes.size() && t.layerTypes[j] == t.layerTypes[i]) ++j;
-                    runs << QStringLiteral("%1 x %2").arg(j - i).arg(QString::fromStdString(t.layerTypes[i]));
-                    i = j;
-                }
-                const QString text = tr("Target: %1, %2 layers (%10), hidden %3, vocab %4\nDrafter: %5 layers (%11), block %6, "
-                                        "tapped layers [%7]%8, mask token %9")
-                                         .arg(QString::fromStdString(t.architecture)).arg(t.numLayers).arg(t.hiddenSize)
-                                         .arg(t.vocabSize).arg(d.numLayers).arg(d.blockSize).arg(ids)
-                                         .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
-                                         .arg(runs.join(", "), QString::fromStdString(describeLayout(d.layout)));
-                modelPanel_->setStatus(text);
-                modelPanel_->rememberRecent(loaded);  // only directories that loaded
-                log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
-                                                              QString::fromStdString(d.directory)));
-                for (const auto& w : d.warnings) log(tr("warning: drafter: %1").arg(QString::fromStdString(w)));
-                for (const auto* m : {&t, &d}) {
-                    const QString who = m == &t ? tr("target") : tr("drafter");
-                    if (!m->unexpectedTensors.empty())
-                        log(tr("warning: %1 checkpoint has %2 unexpected tensor(s), e.g. %3")
-                                .arg(who).arg(m->unexpectedTensors.size())
-                                .arg(QString::fromStdString(m->unexpectedTensors.front())));
-                    if (!m->ignoredTensors.empty())
-                        log(tr("%1 checkpoint: %2 tensor(s) outside the language model ignored (e.g. %3)")
-                                .arg(who).arg(m->ignoredTensors.size())
-                                .arg(QString::fromStdString(m->ignoredTensors.front())));
-                }
-                clearResult();
-                maskView_->setTrainingExample(64, d.blockSize, {8, 29});
-                maskView_->setDrafterLayout(d.layout);
-            });
+    connect(controller_, &AnalysisController::modelsLoaded, this, &MainWindow::onModelsLoaded);
     connect(controller_, &AnalysisController::analysisStarted, this, [this](quint64 id) {
         log(tr("analysis %1 started").arg(id));
         if (id != currentRequest_) return;
@@ -207,13 +168,13 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         while (static_cast<std::int64_t>(pieces.size()) < a.numKeys) pieces.push_back(QStringLiteral("[MASK]"));
         attentionView_->setAttention(a, pieces);
     });
-    connect(controller_, &AnalysisController::failed, this, [this](const QString& operation, const QString& message) {
-        if (operation == "load") {  // the engine holds no models after a failed load
+    connect(controller_, &AnalysisController::failed, this, [this](quint64, FailureKind kind, const QString& message) {
+        if (kind == FailureKind::Load) {  // the engine holds no models after a failed load
             loadInFlight_ = false;
             loadedModels_ = ModelRequest{};
             modelPanel_->setLoaded(loadedModels_);
         }
-        reportError(operation, message);
+        reportError(failureName(kind), message);
     });
     connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
         log(tr("analysis %1 cancelled").arg(id));
@@ -238,7 +199,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
         statsView_->highlightPosition(position);
     });
 
-    setupResults();  // after the handlers above (its modelsLoaded handler must run after theirs)
+    setupResults();
     acc->raise();
     createLayoutActions();
     defaultLayout_ = saveState();
@@ -251,6 +212,19 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
 }
 
 MainWindow::~MainWindow() = default;
+
+void MainWindow::onModelsLoaded(const ModelsLoaded& m) {
+    loadedModels_ = m.request;
+    if (sameModels(m.request, pendingModels_)) loadInFlight_ = false;
+    modelPanel_->setLoaded(loadInFlight_ ? pendingModels_ : loadedModels_);
+    modelPanel_->setStatus(describeLoadedModels(m));
+    modelPanel_->rememberRecent(m.request);  // only directories that loaded
+    for (const QString& line : loadLogLines(m)) log(line);
+    clearResult();
+    maskView_->setTrainingExample(64, m.drafter.blockSize, {8, 29});
+    maskView_->setDrafterLayout(m.drafter.layout);
+    noteLoadedForResults(m);  // a recorded prompt on screen is shown again (its attention may be computable now)
+}
 
 void MainWindow::applyDefaultDockSizes() {
     // The grid gets the middle: the left panels a fixed width, the right views about a third.
@@ -608,9 +582,9 @@ bool MainWindow::loadAndRun(const ModelRequest& models, QString* error) {
     QString failure;
     bool loaded = false, analysed = false, attention = false;
     auto c1 = connect(controller_, &AnalysisController::modelsLoaded, &loop, [&] { loaded = true; loop.quit(); });
-    auto c2 = connect(controller_, &AnalysisController::failed, &loop, [&](const QString& op, const QString& m) {
-        if (op == "hidden states" || op == "ddtree") return;  // logged; the run itself stands
-        failure = op + ": " + m;
+    auto c2 = connect(controller_, &AnalysisController::failed, &loop, [&](quint64, FailureKind kind, const QString& m) {
+        if (kind == FailureKind::HiddenStates || kind == FailureKind::DdTree) return;  // logged; the run itself stands
+        failure = failureName(kind) + ": " + m;
         loop.quit();
     });
     auto c3 = connect(controller_, &AnalysisController::analysisFinished, &loop, [&] { analysed = true; loop.quit(); });
@@ -746,26 +720,6 @@ void MainWindow::createComparisonViews() {
     compareBar_->hide();
     connect(detailCombo_, &QComboBox::currentIndexChanged, this, [this] { showDetailViews(); });
 
-    // Drafter B's configuration under A's in the Models panel.
-    auto drafterB = std::make_shared<ModelSummary>();
-    connect(controller_, &AnalysisController::comparisonDrafterLoaded, this, [this, drafterB](const ModelSummary& d) {
-        *drafterB = d;
-        log(tr("loaded drafter B %1").arg(QString::fromStdString(d.directory)));
-        for (const auto& w : d.warnings) log(tr("warning: drafter B: %1").arg(QString::fromStdString(w)));
-    });
-    connect(controller_, &AnalysisController::modelsLoaded, this,
-            [this, drafterB](const ModelSummary&, const ModelSummary&, const ModelRequest& loaded) {
-        if (loaded.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
-        const ModelSummary& d = *drafterB;
-        QString ids;
-        for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
-        modelPanel_->setStatus(modelPanel_->status() +
-                               tr("\nDrafter B (compare): %1 layers (%6), block %2, tapped layers [%3]%4, mask token %5")
-                                   .arg(d.numLayers).arg(d.blockSize).arg(ids)
-                                   .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
-                                   .arg(QString::fromStdString(describeLayout(d.layout))));
-        *drafterB = ModelSummary{};
-    });
 }
 
 bool MainWindow::isComparing() const { return last_ && last_->comparison; }

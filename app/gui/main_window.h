@@ -121,6 +121,10 @@ private:
     void applyDefaultDockSizes();
     QWidget* currentView() const;
     void setupResults();
+    /// The one handler of AnalysisController::modelsLoaded: Models panel, log, views.
+    void onModelsLoaded(const ModelsLoaded& loaded);
+    /// Remembers the loaded directories and shows the recorded prompt on screen again.
+    void noteLoadedForResults(const ModelsLoaded& loaded);
     void addResultsActions(QMenu* file);
     void showResultsFile(const QString& path, const ResultsFilePtr& results, const QString& error);
     /// Why attention cannot be recomputed for the shown run (empty: it can).

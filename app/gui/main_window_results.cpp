@@ -52,14 +52,14 @@ void MainWindow::setupResults() {
         r.drafterDir = QString::fromStdString(results_->drafters[static_cast<std::size_t>(d)].summary.directory);
         loadModels(r);
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest&) {
-        loadedTarget_ = canonicalDir(t.directory);
-        loadedDrafter_ = canonicalDir(d.directory);
-        // Connected after the window's own modelsLoaded handler, which clears the views.
-        if (results_ && (currentRequest_ & kRecordedRequestBit) && resultsPanel_->currentPrompt() >= 0)
-            showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
-    });
     connect(controller_, &AnalysisController::analysisFinished, this, [this] { updateResultsTitle(); });
+}
+
+void MainWindow::noteLoadedForResults(const ModelsLoaded& m) {
+    loadedTarget_ = canonicalDir(m.target.directory);
+    loadedDrafter_ = canonicalDir(m.drafter.directory);
+    if (results_ && (currentRequest_ & kRecordedRequestBit) && resultsPanel_->currentPrompt() >= 0)
+        showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
 }
 
 void MainWindow::addResultsActions(QMenu* file) {
