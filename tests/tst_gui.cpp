@@ -14,6 +14,7 @@
 #include "block_agreement_view.h"
 #include "gui/analysis_controller.h"
 #include "gui/dialog_dirs.h"
+#include "gui/headless_run.h"
 #include "gui/inspector_dialog.h"
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
@@ -225,7 +226,7 @@ private slots:
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["1"].get<std::string>()));
         w.promptPanel()->setMaxNewTokens(24);
         w.promptPanel()->setDdtreeBudgets({});
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QVERIFY(w.lastResult()->treeRuns.empty());
     }
 
@@ -235,7 +236,7 @@ private slots:
         w.promptPanel()->setMaxNewTokens(24);
         w.promptPanel()->setDdtreeBudgets({});
         QString err;
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         auto* changed = w.modelPanel()->findChild<QLabel*>("modelFieldsChanged");
         QVERIFY(changed);
         QVERIFY(changed->isHidden());
@@ -423,7 +424,7 @@ private slots:
         w.promptPanel()->setMaxNewTokens(96);
         w.promptPanel()->setDdtreeBudgets({8, 4});
         QString err;
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));  // the default, current loop
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));  // the default, current loop
         const auto& run = w.lastResult()->run;
         QVERIFY(run.settings.loop == LoopRevision::Current);
         // The text prompt tokenizes to the golden ids, so the run equals the golden run of
@@ -505,7 +506,7 @@ private slots:
         models.drafterBDir = QString::fromStdString(drafterDir("drafter-anchor-leak"));
         QSignalSpy stages(w.controller(), &AnalysisController::stageChanged);
         QString err;
-        QVERIFY2(w.loadAndRun(models, &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(models, &err), qPrintable(err));
         QVERIFY(w.modelPanel()->isComparing());
         QVERIFY(w.isComparing());
         const RunBundlePtr a = w.lastResult();
@@ -587,7 +588,7 @@ private slots:
             QVERIFY2(written.contains(dir.filePath(f)), f);
         // A single-drafter load leaves comparing.
         w.promptPanel()->setMaxNewTokens(16);
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QVERIFY(!w.isComparing());
         QVERIFY(!w.blockAgreementViewB()->isVisibleTo(&w));
         QCOMPARE(w.detailDrafter(), 0);
