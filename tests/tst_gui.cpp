@@ -126,9 +126,23 @@ private slots:
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy cancelled(&c, &AnalysisController::cancelled);
         QSignalSpy progress(&c, &AnalysisController::progress);
-        const auto first = c.analyse(demoRequest(3000));
+        // Replies reach receivers on this thread; once a newer analysis is asked for, none of
+        // an older one's progress, stages or results may arrive (the controller drops them).
+        quint64 first = 0;
+        bool superseded = false;
+        int staleReplies = 0;
+        auto countStale = [&](quint64 id) { staleReplies += superseded && id == first; };
+        connect(&c, &AnalysisController::progress, this, [&](quint64 id, qint64, qint64) { countStale(id); });
+        connect(&c, &AnalysisController::stageChanged, this, [&](quint64 id, const QString&) { countStale(id); });
+        connect(&c, &AnalysisController::partialResult, this, [&](const RunBundlePtr& b) { countStale(b->requestId); });
+        connect(&c, &AnalysisController::analysisFinished, this, [&](const RunBundlePtr& b) { countStale(b->requestId); });
+        first = c.analyse(demoRequest(3000));
         QVERIFY(waitForSignal(progress, 30000));  // the first is running now
+        QVERIFY(!c.isLatestAnalysis(0));
+        QVERIFY(c.isLatestAnalysis(first));
         const auto second = c.analyse(demoRequest(8));
+        superseded = true;
+        QVERIFY(!c.isLatestAnalysis(first));
         const auto third = c.analyse(demoRequest(16));
         QVERIFY(waitForCount(finished, 1, 120000));
         QTest::qWait(300);
@@ -142,6 +156,30 @@ private slots:
         QCOMPARE(b->requestId, third);
         QVERIFY(second != third);
         QCOMPARE(static_cast<int>(b->run.outputIds.size() - b->run.promptIds.size()), 16);
+        QCOMPARE(staleReplies, 0);
+    }
+
+    void supersededAttentionIsDropped() {
+        AnalysisController c;
+        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+        c.loadModels(demoModels());
+        QVERIFY(waitForSignal(loaded, 60000));
+        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+        c.analyse(demoRequest(32));
+        QVERIFY(waitForSignal(finished, 120000));
+        const auto b = finished.first().first().value<RunBundlePtr>();
+        QVERIFY(b->run.steps.size() >= 3);
+        // Two requests back to back: the first is superseded whether it is still pending or
+        // already computing, so only the second one's answer arrives.
+        QSignalSpy attn(&c, &AnalysisController::attentionReady);
+        c.requestAttention(b, 1);
+        c.requestAttention(b, 2);
+        QVERIFY(waitForSignal(attn, 60000));
+        QTRY_VERIFY(!c.isBusy());
+        QTest::qWait(200);
+        QCOMPARE(attn.count(), 1);
+        QCOMPARE(attn.first().at(0).toULongLong(), b->requestId);
+        QCOMPARE(attn.first().at(1).value<DrafterAttention>().step, 2);
     }
 
     void eachRunArrivesWhenItFinishes() {
