@@ -381,9 +381,8 @@ void MainWindow::runAnalysis() {
     followsLive_ = true;
 }
 QList<ExportableView*> MainWindow::exportableViews() const {
-    QList<ExportableView*> views = workbench_->exportableViews();
-    if (results_) views << aggregate_ << resultsPanel_;  // a results file is open
-    return views;
+    if (!results_) return workbench_->exportableViews();
+    return workbench_->exportableViews({aggregate_, resultsPanel_});  // a results file is open
 }
 
 QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {

@@ -373,9 +373,10 @@ void Workbench::onAttention(quint64 requestId, const DrafterAttention& a) {
     attentionView_->setAttention(a, pieces);
 }
 
-QList<ExportableView*> Workbench::exportableViews() const {
+QList<ExportableView*> Workbench::exportableViews(const QList<ExportableView*>& more) const {
     QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_,
                                     attentionView_->headsOverview(), statsView_, treeView_, sweep_};
+    views << more;
     if (isComparing()) views << blockViewB_ << summaryView_;  // block_agreement_b, ab_summary
     return views;
 }

@@ -82,8 +82,9 @@ public:
     /// The bundle the detail views show (A, or B when comparing and B is chosen).
     RunBundlePtr detailBundle() const;
 
-    /// The exportable views: the run's, then (while comparing) B's grid and the A vs B summary.
-    QList<ExportableView*> exportableViews() const;
+    /// The exportable views: the run's, then `more` (the window's), then (while comparing)
+    /// B's grid and the A vs B summary.
+    QList<ExportableView*> exportableViews(const QList<ExportableView*>& more = {}) const;
     /// Every exported figure names its prompt and drafter (A or B when two are compared).
     void setFigureTitles();
     /// The mask view's training example follows `drafter` (block size, layer layout).
