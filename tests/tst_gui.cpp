@@ -14,6 +14,7 @@
 #include "block_agreement_view.h"
 #include "gui/analysis_controller.h"
 #include "gui/dialog_dirs.h"
+#include "gui/headless_run.h"
 #include "gui/inspector_dialog.h"
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
@@ -125,9 +126,23 @@ private slots:
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy cancelled(&c, &AnalysisController::cancelled);
         QSignalSpy progress(&c, &AnalysisController::progress);
-        const auto first = c.analyse(demoRequest(3000));
+        // Replies reach receivers on this thread; once a newer analysis is asked for, none of
+        // an older one's progress, stages or results may arrive (the controller drops them).
+        quint64 first = 0;
+        bool superseded = false;
+        int staleReplies = 0;
+        auto countStale = [&](quint64 id) { staleReplies += superseded && id == first; };
+        connect(&c, &AnalysisController::progress, this, [&](quint64 id, qint64, qint64) { countStale(id); });
+        connect(&c, &AnalysisController::stageChanged, this, [&](quint64 id, const QString&) { countStale(id); });
+        connect(&c, &AnalysisController::partialResult, this, [&](const RunBundlePtr& b) { countStale(b->requestId); });
+        connect(&c, &AnalysisController::analysisFinished, this, [&](const RunBundlePtr& b) { countStale(b->requestId); });
+        first = c.analyse(demoRequest(3000));
         QVERIFY(waitForSignal(progress, 30000));  // the first is running now
+        QVERIFY(!c.isLatestAnalysis(0));
+        QVERIFY(c.isLatestAnalysis(first));
         const auto second = c.analyse(demoRequest(8));
+        superseded = true;
+        QVERIFY(!c.isLatestAnalysis(first));
         const auto third = c.analyse(demoRequest(16));
         QVERIFY(waitForCount(finished, 1, 120000));
         QTest::qWait(300);
@@ -141,6 +156,30 @@ private slots:
         QCOMPARE(b->requestId, third);
         QVERIFY(second != third);
         QCOMPARE(static_cast<int>(b->run.outputIds.size() - b->run.promptIds.size()), 16);
+        QCOMPARE(staleReplies, 0);
+    }
+
+    void supersededAttentionIsDropped() {
+        AnalysisController c;
+        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+        c.loadModels(demoModels());
+        QVERIFY(waitForSignal(loaded, 60000));
+        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+        c.analyse(demoRequest(32));
+        QVERIFY(waitForSignal(finished, 120000));
+        const auto b = finished.first().first().value<RunBundlePtr>();
+        QVERIFY(b->run.steps.size() >= 3);
+        // Two requests back to back: the first is superseded whether it is still pending or
+        // already computing, so only the second one's answer arrives.
+        QSignalSpy attn(&c, &AnalysisController::attentionReady);
+        c.requestAttention(b, 1);
+        c.requestAttention(b, 2);
+        QVERIFY(waitForSignal(attn, 60000));
+        QTRY_VERIFY(!c.isBusy());
+        QTest::qWait(200);
+        QCOMPARE(attn.count(), 1);
+        QCOMPARE(attn.first().at(0).toULongLong(), b->requestId);
+        QCOMPARE(attn.first().at(1).value<DrafterAttention>().step, 2);
     }
 
     void eachRunArrivesWhenItFinishes() {
@@ -215,15 +254,17 @@ private slots:
         r.drafterDir = QString::fromStdString(dataPath("models/qwen3_5-tiny-causallm"));  // not a drafter
         w.loadModels(r);
         QVERIFY(waitForSignal(failed, 60000));
-        QCOMPARE(failed.first().at(0).toString(), QString("load"));
-        QVERIFY(failed.first().at(1).toString().contains("not a DFlash drafter"));
+        QCOMPARE(failed.first().at(0).toULongLong(), quint64(1));  // the id of this controller's first load
+        QCOMPARE(failed.first().at(1).value<FailureKind>(), FailureKind::Load);
+        QVERIFY(failed.first().at(2).toString().contains("not a DFlash drafter"));
+        QVERIFY(w.logText().contains("error (load): "));
         QVERIFY(w.logText().contains("not a DFlash drafter"));
         // The window still works: load the real pair and run.
         QString err;
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["1"].get<std::string>()));
         w.promptPanel()->setMaxNewTokens(24);
         w.promptPanel()->setDdtreeBudgets({});
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QVERIFY(w.lastResult()->treeRuns.empty());
     }
 
@@ -233,7 +274,7 @@ private slots:
         w.promptPanel()->setMaxNewTokens(24);
         w.promptPanel()->setDdtreeBudgets({});
         QString err;
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         auto* changed = w.modelPanel()->findChild<QLabel*>("modelFieldsChanged");
         QVERIFY(changed);
         QVERIFY(changed->isHidden());
@@ -421,7 +462,7 @@ private slots:
         w.promptPanel()->setMaxNewTokens(96);
         w.promptPanel()->setDdtreeBudgets({8, 4});
         QString err;
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));  // the default, current loop
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));  // the default, current loop
         const auto& run = w.lastResult()->run;
         QVERIFY(run.settings.loop == LoopRevision::Current);
         // The text prompt tokenizes to the golden ids, so the run equals the golden run of
@@ -503,7 +544,7 @@ private slots:
         models.drafterBDir = QString::fromStdString(drafterDir("drafter-anchor-leak"));
         QSignalSpy stages(w.controller(), &AnalysisController::stageChanged);
         QString err;
-        QVERIFY2(w.loadAndRun(models, &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(models, &err), qPrintable(err));
         QVERIFY(w.modelPanel()->isComparing());
         QVERIFY(w.isComparing());
         const RunBundlePtr a = w.lastResult();
@@ -585,7 +626,7 @@ private slots:
             QVERIFY2(written.contains(dir.filePath(f)), f);
         // A single-drafter load leaves comparing.
         w.promptPanel()->setMaxNewTokens(16);
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QVERIFY(!w.isComparing());
         QVERIFY(!w.blockAgreementViewB()->isVisibleTo(&w));
         QCOMPARE(w.detailDrafter(), 0);

@@ -5,6 +5,7 @@
 // refits only when its size really changes.
 
 #include "acceptance_tree_view.h"
+#include "gui/headless_run.h"
 #include "gui/main_window.h"
 #include "gui/prompt_panel.h"
 #include "test_support.h"
@@ -126,7 +127,7 @@ private slots:
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
         w.promptPanel()->setMaxNewTokens(96);  // the demo's default; the default budgets 4, 8, 16, 32
         QString err;
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QCOMPARE(w.lastResult()->treeRuns.size(), std::size_t(4));
         QVERIFY(treeDock->visibleRegion().isEmpty());
         QTest::qWait(300);  // queued work of the result settles

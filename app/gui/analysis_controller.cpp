@@ -20,9 +20,9 @@ public:
 public slots:
     void process() {
         for (;;) {
-            std::optional<ModelRequest> load;
+            std::optional<std::pair<quint64, ModelRequest>> load;
             std::optional<std::pair<quint64, AnalysisRequest>> analysis;
-            std::optional<std::pair<RunBundlePtr, int>> attention;
+            std::optional<AnalysisController::AttentionRequest> attention;
             {
                 std::lock_guard<std::mutex> lock(c_->mutex_);
                 if (c_->pendingLoad_) load.swap(c_->pendingLoad_);
@@ -36,9 +36,9 @@ public slots:
                 c_->analysisRunning_ = analysis.has_value();
             }
             setBusy(true);
-            if (load) doLoad(*load);
+            if (load) doLoad(load->first, load->second);
             else if (analysis) doAnalysis(analysis->first, analysis->second);
-            else doAttention(attention->first, attention->second);
+            else doAttention(*attention);
             std::lock_guard<std::mutex> lock(c_->mutex_);
             c_->analysisRunning_ = false;
         }
@@ -49,39 +49,45 @@ private:
         if (c_->busy_.exchange(b) != b) emit c_->busyChanged(b);
     }
 
-    void doLoad(const ModelRequest& r) {
+    void doLoad(quint64 id, const ModelRequest& r) {
         try {
             LoadOptions opt;
             opt.device = r.device.toStdString();
             opt.dtype = r.dtype.toStdString();
             engine_ = std::make_unique<Engine>();
-            const auto target = engine_->loadTarget(r.targetDir.toStdString(), opt);
-            const auto drafter = engine_->loadDrafter(r.drafterDir.toStdString());
+            ModelsLoaded loaded;
+            loaded.requestId = id;
+            loaded.request = r;
+            loaded.target = engine_->loadTarget(r.targetDir.toStdString(), opt);
+            loaded.drafter = engine_->loadDrafter(r.drafterDir.toStdString());
             if (!r.drafterBDir.isEmpty()) {
                 try {
-                    const auto drafterB = engine_->loadDrafter(r.drafterBDir.toStdString());
-                    emit c_->comparisonDrafterLoaded(drafterB);
+                    loaded.drafterB = engine_->loadDrafter(r.drafterBDir.toStdString());
                 } catch (const std::exception& e) {
                     throw Error("drafter B: " + std::string(e.what()));
                 }
             }
-            emit c_->modelsLoaded(target, drafter, r);
+            c_->reply([c = c_, loaded] { emit c->modelsLoaded(loaded); });
         } catch (const std::exception& e) {
             engine_.reset();
             {
                 std::lock_guard<std::mutex> lock(c_->mutex_);
                 c_->pendingAnalysis_.reset();  // it was meant for the models that failed to load
             }
-            emit c_->failed("load", QString::fromStdString(e.what()));
+            fail(id, FailureKind::Load, QString::fromStdString(e.what()));
         }
+    }
+
+    void fail(quint64 id, FailureKind kind, const QString& message) {
+        c_->reply([c = c_, id, kind, message] { emit c->failed(id, kind, message); });
     }
 
     void doAnalysis(quint64 id, const AnalysisRequest& r) {
         if (!engine_ || engine_->drafterCount() == 0) {
-            emit c_->failed("analysis", "load a target and a drafter first");
+            fail(id, FailureKind::Analysis, "load a target and a drafter first");
             return;
         }
-        emit c_->analysisStarted(id);
+        c_->replyIfLatest(id, [c = c_, id] { emit c->analysisStarted(id); });
         try {
             // Drafter B (index 1) runs after A on the same prompt when two drafters are loaded.
             const bool compare = engine_->drafterCount() > 1 && r.settings.drafter == 0;
@@ -91,18 +97,19 @@ private:
             const std::size_t runs = (1 + r.ddtreeBudgets.size()) * (compare ? 2 : 1);
             std::size_t done = 0;
             const auto publish = [&] {
-                if (++done < runs) emit c_->partialResult(snapshot(a, bStarted ? &b : nullptr));
+                if (++done < runs)
+                    c_->replyIfLatest(id, [c = c_, s = snapshot(a, bStarted ? &b : nullptr)] { emit c->partialResult(s); });
             };
             analyseWith(id, r, r.settings.drafter, compare ? QStringLiteral("drafter A: ") : QString(), a, publish);
             if (compare) {
                 bStarted = true;
                 analyseWith(id, r, 1, QStringLiteral("drafter B: "), b, publish);
             }
-            emit c_->analysisFinished(snapshot(a, bStarted ? &b : nullptr));
+            c_->replyIfLatest(id, [c = c_, s = snapshot(a, bStarted ? &b : nullptr)] { emit c->analysisFinished(s); });
         } catch (const Cancelled&) {
-            emit c_->cancelled(id);
+            c_->reply([c = c_, id] { emit c->cancelled(id); });
         } catch (const std::exception& e) {
-            emit c_->failed("analysis", QString::fromStdString(e.what()));
+            fail(id, FailureKind::Analysis, QString::fromStdString(e.what()));
         }
     }
 
@@ -151,40 +158,49 @@ private:
         b.target = engine_->targetSummary();
         b.drafter = engine_->drafterSummary(drafter);
         AnalysisCallbacks callbacks;
-        callbacks.stageStarted = [&](const AnalysisStage& stage) {
-            emit c_->stageChanged(id, stagePrefix + (stage.kind == AnalysisStage::Kind::Chain
-                                                         ? QStringLiteral("chain (DFlash)")
-                                                         : QStringLiteral("DDTree budget %1 (%2 of %3)")
-                                                               .arg(stage.budget).arg(stage.index + 1).arg(stage.count)));
+        const auto stage = [this, id](const QString& name) {
+            c_->replyIfLatest(id, [c = c_, id, name] { emit c->stageChanged(id, name); });
         };
-        callbacks.progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };
-        callbacks.partFinished = [&](const AnalysisStage& stage, const PromptAnalysis& a) {
-            if (stage.kind == AnalysisStage::Kind::Tree) {
+        callbacks.stageStarted = [&](const AnalysisStage& st) {
+            stage(stagePrefix + (st.kind == AnalysisStage::Kind::Chain
+                                     ? QStringLiteral("chain (DFlash)")
+                                     : QStringLiteral("DDTree budget %1 (%2 of %3)")
+                                           .arg(st.budget).arg(st.index + 1).arg(st.count)));
+        };
+        callbacks.progress = [this, id](std::int64_t done, std::int64_t total) {
+            c_->replyIfLatest(id, [c = c_, id, done, total] { emit c->progress(id, done, total); });
+        };
+        callbacks.partFinished = [&](const AnalysisStage& st, const PromptAnalysis& a) {
+            if (st.kind == AnalysisStage::Kind::Tree) {
                 b.treeRuns.push_back(a.trees.back());
             } else {
                 b.run = a.run;
                 b.hiddenStats = a.hiddenStats;
                 if (!a.hiddenStatsError.empty())
-                    emit c_->failed("hidden states", stagePrefix + QString::fromStdString(a.hiddenStatsError));
+                    fail(id, FailureKind::HiddenStates, stagePrefix + QString::fromStdString(a.hiddenStatsError));
             }
             finishedRun();
         };
         const auto analysis = analysePrompt(*engine_, request, callbacks, &c_->cancel_);
         if (!analysis.treeError.empty())  // e.g. a prompt whose tree outgrows the context
-            emit c_->failed("ddtree", stagePrefix + QStringLiteral("budget %1: %2").arg(analysis.failedTreeBudget)
-                                          .arg(QString::fromStdString(analysis.treeError)));
+            fail(id, FailureKind::DdTree, stagePrefix + QStringLiteral("budget %1: %2").arg(analysis.failedTreeBudget)
+                                                  .arg(QString::fromStdString(analysis.treeError)));
     }
 
-    void doAttention(const RunBundlePtr& bundle, int step) {
+    void doAttention(const AnalysisController::AttentionRequest& request) {
+        const RunBundlePtr& bundle = request.bundle;
+        const int step = request.step;
         try {
             if (!engine_ || engine_->drafterCount() == 0) throw Error("no models are loaded");
             const auto& drafter = engine_->drafterSummary(bundle->run.settings.drafter);
             if (drafter.directory != bundle->drafter.directory || engine_->targetSummary().directory != bundle->target.directory)
                 throw Error("the models were reloaded since this run; run the prompt again to see its attention");
-            emit c_->attentionReady(bundle->requestId,
-                                    engine_->drafterAttention(bundle->run, step, bundle->run.settings.drafter));
+            auto attention = engine_->drafterAttention(bundle->run, step, bundle->run.settings.drafter);
+            c_->reply([c = c_, tag = request.tag, id = bundle->requestId, attention = std::move(attention)] {
+                if (tag == c->attentionTag_) emit c->attentionReady(id, attention);  // else superseded
+            });
         } catch (const std::exception& e) {
-            emit c_->failed("attention", QString::fromStdString(e.what()));
+            fail(bundle->requestId, FailureKind::Attention, QString::fromStdString(e.what()));
         }
     }
 
@@ -192,12 +208,25 @@ private:
     std::unique_ptr<Engine> engine_;
 };
 
+QString failureName(FailureKind kind) {
+    switch (kind) {
+    case FailureKind::Load: return QStringLiteral("load");
+    case FailureKind::Analysis: return QStringLiteral("analysis");
+    case FailureKind::HiddenStates: return QStringLiteral("hidden states");
+    case FailureKind::DdTree: return QStringLiteral("ddtree");
+    case FailureKind::Attention: return QStringLiteral("attention");
+    }
+    return QStringLiteral("unknown");
+}
+
 AnalysisController::AnalysisController(QObject* parent) : QObject(parent) {
     qRegisterMetaType<RunBundlePtr>();
     qRegisterMetaType<ModelSummary>();
     qRegisterMetaType<DrafterAttention>();
     qRegisterMetaType<ModelRequest>();
     qRegisterMetaType<AnalysisRequest>();
+    qRegisterMetaType<ModelsLoaded>();
+    qRegisterMetaType<FailureKind>();
     thread_ = new QThread(this);
     thread_->setObjectName("draftscope-engine");
     worker_ = new AnalysisWorker(this);
@@ -222,14 +251,27 @@ void AnalysisController::schedule() {
     QMetaObject::invokeMethod(worker_, "process", Qt::QueuedConnection);
 }
 
-void AnalysisController::loadModels(const ModelRequest& request) {
+void AnalysisController::reply(std::function<void()> emitReply) {
+    QMetaObject::invokeMethod(this, std::move(emitReply), Qt::QueuedConnection);
+}
+
+void AnalysisController::replyIfLatest(quint64 id, std::function<void()> emitReply) {
+    reply([this, id, f = std::move(emitReply)] {
+        if (isLatestAnalysis(id)) f();  // else a newer analysis superseded it
+    });
+}
+
+quint64 AnalysisController::loadModels(const ModelRequest& request) {
+    quint64 id;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        pendingLoad_ = request;
+        id = nextLoadId_++;
+        pendingLoad_ = std::make_pair(id, request);
         pendingAnalysis_.reset();  // an analysis queued for the old models is stale
         pendingAttention_.reset();
     }
     schedule();
+    return id;
 }
 
 quint64 AnalysisController::analyse(const AnalysisRequest& request) {
@@ -237,6 +279,7 @@ quint64 AnalysisController::analyse(const AnalysisRequest& request) {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         id = nextId_++;
+        latestAnalysis_ = id;
         pendingAnalysis_ = std::make_pair(id, request);
         if (analysisRunning_) cancel_.store(true);  // the newer request replaces the running one
     }
@@ -248,7 +291,7 @@ void AnalysisController::requestAttention(const RunBundlePtr& bundle, int step) 
     if (!bundle) return;
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        pendingAttention_ = std::make_pair(bundle, step);
+        pendingAttention_ = AttentionRequest{++attentionTag_, bundle, step};
     }
     schedule();
 }

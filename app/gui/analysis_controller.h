@@ -2,9 +2,12 @@
 // Owns the engine on one worker thread. The GUI sends requests (load models, run a prompt,
 // fetch attention weights); each kind keeps only its newest pending request, so a newer
 // request supersedes one not yet started, and a new analysis also cancels a running one
-// (at its next verify step). Results, progress and errors come back as queued signals
-// that carry the request id; each finished run of an analysis (chain, every DDTree budget)
-// arrives at once as a partial result; cancel() stops a running analysis between verify steps.
+// (at its next verify step). Results, progress and errors come back on the GUI thread as
+// signals that carry the request id; a reply to a superseded request (an analysis older than
+// the newest, an attention request older than the newest) is dropped here, so receivers
+// only ever see answers to the newest request. Each finished run of an analysis (chain,
+// every DDTree budget) arrives at once as a partial result; cancel() stops a running
+// analysis between verify steps. (The same tagged-request idea as RenderDoc's ReplayManager.)
 
 #include "gui/run_bundle.h"
 
@@ -12,6 +15,7 @@
 #include <QString>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +42,29 @@ struct AnalysisRequest {
     std::vector<int> ddtreeBudgets;
 };
 
+/// Everything one load put into the engine, in one signal: receivers never depend on the
+/// order of several signals.
+struct ModelsLoaded {
+    quint64 requestId = 0;  ///< loadModels()'s return value
+    ModelRequest request;   ///< what was asked for (a newer load may already be pending)
+    ModelSummary target;
+    ModelSummary drafter;  ///< drafter A
+    /// Drafter B, when request.drafterBDir was set (else nullopt).
+    std::optional<ModelSummary> drafterB;
+};
+
+/// What failed; failed() carries it with the request id and the backend's message.
+enum class FailureKind {
+    Load,          ///< loading the target or a drafter (the engine then holds no models)
+    Analysis,      ///< the analysis itself (nothing of it is delivered after this)
+    HiddenStates,  ///< the hidden-state statistics: the run stands without them
+    DdTree,        ///< a DDTree budget: the run stands without the tree runs from that budget on
+    Attention,     ///< recomputing the drafter's attention for one step
+};
+
+/// "load", "analysis", "hidden states", "ddtree" or "attention": what logs and dialogs call `kind`.
+QString failureName(FailureKind kind);
+
 class AnalysisWorker;
 
 class AnalysisController : public QObject {
@@ -48,29 +75,32 @@ public:
 
     bool isBusy() const { return busy_.load(); }
 
+    /// Whether `id` is the newest analysis asked for (its replies are delivered; those of
+    /// older ones are dropped, but cancelled() and failed() reach receivers for every id).
+    bool isLatestAnalysis(quint64 id) const { return id == latestAnalysis_; }
+
 public slots:
     /// Loads target + drafter (+ drafter B if request.drafterBDir is set), replacing the
     /// current ones. Supersedes a pending load. If the load fails, an analysis queued behind
-    /// it is dropped (no models are loaded then).
-    void loadModels(const draftscope::ModelRequest& request);
+    /// it is dropped (no models are loaded then). Returns the id modelsLoaded() and a Load
+    /// failure carry (a counter of its own, apart from the analysis ids).
+    quint64 loadModels(const draftscope::ModelRequest& request);
     /// Runs the DFlash loop, the hidden-state statistics and the DDTree loop for each of
     /// request.ddtreeBudgets. With a drafter B loaded it runs all of them for A, then for B
     /// on the same prompt (RunBundle::comparison). Supersedes a pending analysis; returns
     /// the request id carried by analysisFinished().
     quint64 analyse(const draftscope::AnalysisRequest& request);
     /// Recomputes the drafter's attention at `step` of `bundle`'s run (a finished analysis
-    /// of the currently loaded models). Supersedes a pending attention request.
+    /// of the currently loaded models). Supersedes a pending attention request; the answer
+    /// to an older one is dropped.
     void requestAttention(const draftscope::RunBundlePtr& bundle, int step);
     /// Stops the running analysis at the next verify step and drops every pending request.
     /// Loading and attention computations are not interruptible; they finish first.
     void cancel();
 
 signals:
-    /// `request` is the load that produced them (a newer load may already be pending).
-    void modelsLoaded(const draftscope::ModelSummary& target, const draftscope::ModelSummary& drafter,
-                      const draftscope::ModelRequest& request);
-    /// Emitted right before modelsLoaded() when ModelRequest::drafterBDir was loaded too.
-    void comparisonDrafterLoaded(const draftscope::ModelSummary& drafterB);
+    /// Every model one load put into the engine (target, drafter A, drafter B if asked for).
+    void modelsLoaded(const draftscope::ModelsLoaded& loaded);
     void analysisStarted(quint64 requestId);
     void progress(quint64 requestId, qint64 done, qint64 total);
     /// The analysis moved to another run: "chain (DFlash)" or "DDTree budget N (i of n)",
@@ -84,27 +114,42 @@ signals:
     /// runs its partial results carried.
     void partialResult(const draftscope::RunBundlePtr& bundle);
     void analysisFinished(const draftscope::RunBundlePtr& bundle);
-    /// `requestId` is that of the analysis whose run the attention belongs to.
+    /// `requestId` is that of the analysis whose run the attention belongs to. Only the
+    /// answer to the newest requestAttention() arrives.
     void attentionReady(quint64 requestId, const draftscope::DrafterAttention& attention);
-    /// `operation` is "load", "analysis", "hidden states", "ddtree" or "attention"; `message`
-    /// is the backend's error. A failed "hidden states" or "ddtree" still delivers the run
-    /// (without the statistics, or without the tree runs from the failing budget on).
-    void failed(const QString& operation, const QString& message);
+    /// `requestId`: the load's id for FailureKind::Load, else the analysis's (for Attention:
+    /// the analysis whose run it was); `message` is the backend's error. A failed
+    /// HiddenStates or DdTree still delivers the run (without the statistics, or without the
+    /// tree runs from the failing budget on). Emitted for every request, superseded or not.
+    void failed(quint64 requestId, draftscope::FailureKind kind, const QString& message);
+    /// Emitted for every cancelled analysis, superseded or not.
     void cancelled(quint64 requestId);
     void busyChanged(bool busy);
 
 private:
     friend class AnalysisWorker;
     void schedule();
+    /// Runs `emitReply` on the GUI thread unless analysis `id` is no longer the newest by then.
+    void replyIfLatest(quint64 id, std::function<void()> emitReply);
+    /// Runs `emitReply` on the GUI thread (replies every receiver sees: loads, failures, cancels).
+    void reply(std::function<void()> emitReply);
 
     QThread* thread_ = nullptr;
     AnalysisWorker* worker_ = nullptr;
     std::mutex mutex_;
-    std::optional<ModelRequest> pendingLoad_;
+    std::optional<std::pair<quint64, ModelRequest>> pendingLoad_;
     std::optional<std::pair<quint64, AnalysisRequest>> pendingAnalysis_;
-    std::optional<std::pair<RunBundlePtr, int>> pendingAttention_;
+    struct AttentionRequest {
+        quint64 tag;  ///< counter of attention requests: only the newest one's answer is delivered
+        RunBundlePtr bundle;
+        int step;
+    };
+    std::optional<AttentionRequest> pendingAttention_;
     bool analysisRunning_ = false;  ///< guarded by mutex_
     quint64 nextId_ = 1;
+    quint64 nextLoadId_ = 1;
+    quint64 attentionTag_ = 0;   ///< newest attention request (GUI thread)
+    quint64 latestAnalysis_ = 0;  ///< newest analysis id handed out (GUI thread)
     std::atomic<bool> cancel_{false};
     std::atomic<bool> busy_{false};
 };
@@ -113,3 +158,5 @@ private:
 
 Q_DECLARE_METATYPE(draftscope::ModelRequest)
 Q_DECLARE_METATYPE(draftscope::AnalysisRequest)
+Q_DECLARE_METATYPE(draftscope::ModelsLoaded)
+Q_DECLARE_METATYPE(draftscope::FailureKind)

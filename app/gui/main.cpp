@@ -12,10 +12,10 @@
 // Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
 
 #include "gui/analysis_controller.h"
+#include "gui/headless_run.h"
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
-#include "gui/results_panel.h"
 #include "draftscope/version.h"
 
 #include <QApplication>
@@ -157,60 +157,18 @@ int main(int argc, char** argv) {
     if (!models.drafterDir.isEmpty()) window.modelPanel()->setDrafterDir(models.drafterDir);
     if (!models.drafterBDir.isEmpty()) window.modelPanel()->setDrafterBDir(models.drafterBDir);
 
-    if (exporting && !resultsPath.isEmpty()) {
-        window.resize(1600, 1000);
-        QString err;
-        if (!window.openResultsFileNow(resultsPath, &err)) {
-            std::fprintf(stderr, "error: %s\n", qPrintable(err));
-            return 1;
-        }
-        const auto& r = *window.results();
-        if (resultsDrafterIndex >= static_cast<int>(r.drafters.size())) {
-            std::fprintf(stderr, "error: --results-drafter %d: '%s' has %lld drafter(s)\n", resultsDrafterIndex + 1,
-                         qPrintable(resultsPath), static_cast<long long>(r.drafters.size()));
-            return 2;
-        }
-        window.resultsPanel()->setCurrentDrafter(resultsDrafterIndex);
-        if (cli.isSet(resultsPrompt)) {
-            int found = -1;
-            for (std::size_t i = 0; i < r.prompts.size(); ++i)
-                if (QString::fromStdString(r.prompts[i].id) == cli.value(resultsPrompt)) found = static_cast<int>(i);
-            if (found < 0) {
-                std::fprintf(stderr, "error: --results-prompt: '%s' has no prompt '%s'\n", qPrintable(resultsPath),
-                             qPrintable(cli.value(resultsPrompt)));
-                return 2;
-            }
-            window.resultsPanel()->selectPrompt(found);
-        }
-        const auto written = window.exportAllFigures(cli.value(exportDir), &err);
-        if (!err.isEmpty()) {
-            std::fprintf(stderr, "error: %s\n", qPrintable(err));
-            return 1;
-        }
-        for (const auto& p : written) std::printf("%s\n", qPrintable(p));
-        std::printf("wrote %lld files to %s\n", static_cast<long long>(written.size()), qPrintable(cli.value(exportDir)));
-        return 0;
-    }
+    if (exporting && !resultsPath.isEmpty())
+        return HeadlessRun(window).exportRecorded(resultsPath, cli.value(exportDir),
+                                                  cli.isSet(resultsPrompt) ? std::optional(cli.value(resultsPrompt))
+                                                                           : std::nullopt,
+                                                  resultsDrafterIndex);
     if (exporting) {
         if (models.targetDir.isEmpty() || models.drafterDir.isEmpty() || promptText.isEmpty()) {
             std::fprintf(stderr, "error: --export-figures needs a results file, --demo, or --target, --drafter and "
                                  "--prompt/--prompt-file\n");
             return 2;
         }
-        window.resize(1600, 1000);
-        QString err;
-        if (!window.loadAndRun(models, &err)) {
-            std::fprintf(stderr, "error: %s\n", qPrintable(err));
-            return 1;
-        }
-        const auto written = window.exportAllFigures(cli.value(exportDir), &err);
-        if (!err.isEmpty()) {
-            std::fprintf(stderr, "error: %s\n", qPrintable(err));
-            return 1;
-        }
-        for (const auto& p : written) std::printf("%s\n", qPrintable(p));
-        std::printf("wrote %lld files to %s\n", static_cast<long long>(written.size()), qPrintable(cli.value(exportDir)));
-        return 0;
+        return HeadlessRun(window).exportLive(models, cli.value(exportDir));
     }
 
     // One line on stdout per finished run, once the window shows it: the signal scripts

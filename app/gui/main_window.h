@@ -1,19 +1,18 @@
 #pragma once
-// The draftscope workbench: model and prompt panels, the linked views as dock widgets, a
-// log, menus, drag and drop of model directories, remembered layout.
+// The draftscope window, a shell: model and prompt panels, the Workbench's linked views as
+// dock widgets, a log, menus, drag and drop of model directories, remembered layout. It
+// wires the panels and the AnalysisController to the Workbench, which shows the runs.
 
 #include "gui/analysis_controller.h"
 #include "gui/recorded_results.h"
+#include "gui/workbench.h"
 
 #include <QMainWindow>
-#include <QPointer>
 
 #include <functional>
 
-class QComboBox;
 class QPlainTextEdit;
 class QDockWidget;
-class QSplitter;
 class QToolBar;
 
 namespace draftscope {
@@ -28,6 +27,8 @@ class ExportableView;
 class HiddenStatsView;
 class MaskView;
 class ModelPanel;
+class ModelSession;
+class DockLayout;
 class OutputStripView;
 class PromptPanel;
 class ResultsAggregatePlots;
@@ -44,27 +45,31 @@ public:
     AnalysisController* controller() const { return controller_; }
     ModelPanel* modelPanel() const { return modelPanel_; }
     PromptPanel* promptPanel() const { return promptPanel_; }
-    StepSelection* selection() const { return selection_; }
-    BlockAgreementView* blockAgreementView() const { return blockView_; }
-    OutputStripView* outputStripView() const { return stripView_; }
-    AcceptancePlots* acceptancePlots() const { return acceptance_; }
-    MaskView* maskView() const { return maskView_; }
-    AttentionView* attentionView() const { return attentionView_; }
-    HiddenStatsView* hiddenStatsView() const { return statsView_; }
-    AcceptanceTreeView* treeView() const { return treeView_; }
-    BudgetSweepPlot* budgetSweepPlot() const { return sweep_; }
+    /// The views, their step selections and the run they show.
+    Workbench* workbench() const { return workbench_; }
+    // The Workbench's views (forwarded for scripts and tests):
+    StepSelection* selection() const { return workbench_->selection(); }
+    BlockAgreementView* blockAgreementView() const { return workbench_->blockView(); }
+    OutputStripView* outputStripView() const { return workbench_->stripView(); }
+    AcceptancePlots* acceptancePlots() const { return workbench_->acceptance(); }
+    MaskView* maskView() const { return workbench_->maskView(); }
+    AttentionView* attentionView() const { return workbench_->attentionView(); }
+    HiddenStatsView* hiddenStatsView() const { return workbench_->statsView(); }
+    AcceptanceTreeView* treeView() const { return workbench_->treeView(); }
+    BudgetSweepPlot* budgetSweepPlot() const { return workbench_->sweep(); }
     // Drafter A vs B (shown while the last result has a comparison):
-    /// Drafter B's block agreement grid (next to A's), with its own step selection.
-    BlockAgreementView* blockAgreementViewB() const { return blockViewB_; }
-    StepSelection* selectionB() const { return selectionB_; }
-    ComparisonSummaryView* comparisonSummary() const { return summaryView_; }
+    /// Drafter B's block agreement grid (under A's), with its own step selection.
+    BlockAgreementView* blockAgreementViewB() const { return workbench_->blockViewB(); }
+    StepSelection* selectionB() const { return workbench_->selectionB(); }
+    ComparisonSummaryView* comparisonSummary() const { return workbench_->summaryView(); }
     /// Which drafter the detail views (DDTree, masks, attention, hidden states) show: 0 = A, 1 = B.
-    int detailDrafter() const;
-    void setDetailDrafter(int which);
+    int detailDrafter() const { return workbench_->detailDrafter(); }
+    void setDetailDrafter(int which) { workbench_->setDetailDrafter(which); }
     /// Whether the last result compares two drafters.
-    bool isComparing() const;
+    bool isComparing() const { return workbench_->isComparing(); }
+    /// The Workbench's exportable views, then the results file's (while one is open).
     QList<ExportableView*> exportableViews() const;
-    const RunBundlePtr& lastResult() const { return last_; }
+    const RunBundlePtr& lastResult() const { return workbench_->shown(); }
     QString logText() const;
 
     /// View > Reset layout: every dock back where it was at first start, default sizes.
@@ -76,11 +81,6 @@ public:
 
     /// Writes every view's figures (and tables) to `dir`; returns the paths, sets *error.
     QStringList exportAllFigures(const QString& dir, QString* error);
-
-    /// Loads models and runs the prompt panel's request, then the attention of step 0;
-    /// blocks in a local event loop (the GUI stays live). For --demo and --export-figures.
-    /// Returns false and sets *error if any stage failed.
-    bool loadAndRun(const ModelRequest& models, QString* error);
 
     // Results files (draftscope-cli eval --out): recorded runs shown without models.
     ResultsPanel* resultsPanel() const { return resultsPanel_; }
@@ -116,73 +116,44 @@ private:
     /// dock area's (the mask view's controls are wide).
     QDockWidget* addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                          bool scrollable = false);
+    QDockWidget* dock(const char* name) const;
+    void createDocks();
+    void connectController();
     void createMenus();
     void createLayoutActions();
     void applyDefaultDockSizes();
-    QWidget* currentView() const;
+    /// The A vs B dock and the Compare toolbar (both shown while the run on screen compares).
+    void createComparisonDocks();
+    /// The one handler of AnalysisController::modelsLoaded: Models panel, log, views.
+    void onModelsLoaded(const ModelsLoaded& loaded);
+    /// Shows a result of the newest live analysis, unless the views show a recorded prompt.
+    void showLive(const RunBundlePtr& b, bool complete);
+    void log(const QString& line);
+    void reportError(const QString& operation, const QString& message);
+    // Results files (main_window_results.cpp).
     void setupResults();
     void addResultsActions(QMenu* file);
     void showResultsFile(const QString& path, const ResultsFilePtr& results, const QString& error);
-    /// Why attention cannot be recomputed for the shown run (empty: it can).
-    QString attentionUnavailableReason() const;
+    /// Remembers the loaded directories and shows the recorded prompt on screen again.
+    void noteLoadedForResults(const ModelsLoaded& loaded);
+    /// Why recorded drafter `drafter`'s attention cannot be recomputed now (empty: it can).
+    QString recordedAttentionUnavailable(int drafter) const;
     void updateResultsTitle();
     /// What the grid caption calls `b`: "Live analysis 3" or "Recorded, not live: R.dsresults prompt 'p3'".
     QString shownRunLabel(const RunBundle& b) const;
-    /// "recorded #n" for recorded bundles, the number for live analyses.
-    QString requestLabel(quint64 id) const;
-    /// Shows `b` (ignored unless it belongs to the newest request); `complete` false: a
-    /// partial result (more runs to come), which keeps the selected step and budget.
-    void showResult(const RunBundlePtr& b, bool complete = true);
-    /// "chain, DDTree 4, DDTree 8" (per drafter when comparing): the runs `b` holds.
-    static QString runsLabel(const RunBundle& b);
-    void clearResult();
-    void onSelection(int step, int position);
-    void log(const QString& line);
-    void reportError(const QString& operation, const QString& message);
-    std::vector<QString> piecesUpTo(std::int64_t length) const;
-    // Drafter A vs B.
-    void createComparisonViews();  ///< B's grid next to A's (central splitter), summary dock, A/B toolbar
-    void showComparison(const RunBundlePtr& b, bool complete = true);
-    void clearComparison();
-    /// The bundle the detail views show (A = last_, or B = last_->comparison).
-    RunBundlePtr detailBundle() const;
-    /// Step of detailBundle()'s run for A's step `stepA` (the step covering its anchor).
-    int detailStep(int stepA) const;
-    /// Refills the DDTree, budget-independent detail views for the detail drafter.
-    void showDetailViews();
 
     bool dialogs_;
     AnalysisController* controller_;
-    StepSelection* selection_;
+    Workbench* workbench_;
+    DockLayout* layout_;
     ModelPanel* modelPanel_;
     PromptPanel* promptPanel_;
-    BlockAgreementView* blockView_;
-    OutputStripView* stripView_;
-    AcceptancePlots* acceptance_;
-    MaskView* maskView_;
-    AttentionView* attentionView_;
-    HiddenStatsView* statsView_;
-    AcceptanceTreeView* treeView_;
-    BudgetSweepPlot* sweep_;
-    QSplitter* grids_ = nullptr;
-    BlockAgreementView* blockViewB_ = nullptr;
-    StepSelection* selectionB_ = nullptr;
-    ComparisonSummaryView* summaryView_ = nullptr;
     QToolBar* compareBar_ = nullptr;
-    QComboBox* detailCombo_ = nullptr;
-    bool linkingSelections_ = false;
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
-    QByteArray defaultLayout_;  ///< saveState() of the first-start layout
-    QByteArray maximised_;      ///< layout to restore while a view is maximised (empty: none)
-    QPointer<QWidget> lastView_;
-    RunBundlePtr last_;
-    bool lastComplete_ = true;    ///< false while last_ is a partial result (more runs to come)
-    ModelRequest pendingModels_;  ///< the last load asked for; remembered once it loads
-    ModelRequest loadedModels_;   ///< what the engine holds (empty targetDir: nothing)
-    bool loadInFlight_ = false;   ///< pendingModels_ is queued or loading
-    quint64 currentRequest_ = 0;  ///< id of the newest analysis asked for
-    int attentionStep_ = -1;      ///< step whose attention was last requested for last_
+    ModelSession* models_;  ///< what is loaded and what is loading
+    /// The views follow the newest live analysis (false while they show a recorded prompt).
+    bool followsLive_ = true;
     ResultsPanel* resultsPanel_ = nullptr;
     ResultsAggregatePlots* aggregate_ = nullptr;
     ResultsReader* resultsReader_ = nullptr;

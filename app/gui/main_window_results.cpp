@@ -1,6 +1,6 @@
 // MainWindow: results files (draftscope-cli eval --out) shown as recorded runs. Kept apart
-// from main_window.cpp; the hooks there are setupResults(), addResultsActions(), the
-// attention guard in onSelection() and the drop handler.
+// from main_window.cpp; the hooks there are setupResults(), addResultsActions(),
+// noteLoadedForResults() and the drop handler. The Workbench shows the recorded bundles.
 
 #include "gui/main_window.h"
 #include "gui/dialog_dirs.h"
@@ -33,10 +33,10 @@ void MainWindow::setupResults() {
     aggregate_ = new ResultsAggregatePlots(this);
     resultsReader_ = new ResultsReader(this);
     auto* rd = addDock(resultsPanel_, tr("Results"), "resultsDock", Qt::BottomDockWidgetArea);
-    tabifyDockWidget(findChild<QDockWidget*>("logDock"), rd);
+    tabifyDockWidget(dock("logDock"), rd);
     auto* ad = addDock(aggregate_, tr("All prompts"), "resultsAggregateDock", Qt::RightDockWidgetArea, true);
-    tabifyDockWidget(findChild<QDockWidget*>("ddtreeSweepDock"), ad);
-    findChild<QDockWidget*>("outputDock")->raise();
+    tabifyDockWidget(dock("ddtreeSweepDock"), ad);
+    dock("outputDock")->raise();
     // Shown once a results file is open.
     rd->hide();
     ad->hide();
@@ -52,14 +52,13 @@ void MainWindow::setupResults() {
         r.drafterDir = QString::fromStdString(results_->drafters[static_cast<std::size_t>(d)].summary.directory);
         loadModels(r);
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this, [this](const ModelSummary& t, const ModelSummary& d, const ModelRequest&) {
-        loadedTarget_ = canonicalDir(t.directory);
-        loadedDrafter_ = canonicalDir(d.directory);
-        // Connected after the window's own modelsLoaded handler, which clears the views.
-        if (results_ && (currentRequest_ & kRecordedRequestBit) && resultsPanel_->currentPrompt() >= 0)
-            showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
-    });
-    connect(controller_, &AnalysisController::analysisFinished, this, [this] { updateResultsTitle(); });
+}
+
+void MainWindow::noteLoadedForResults(const ModelsLoaded& m) {
+    loadedTarget_ = canonicalDir(m.target.directory);
+    loadedDrafter_ = canonicalDir(m.drafter.directory);
+    if (results_ && !followsLive_ && resultsPanel_->currentPrompt() >= 0)
+        showRecordedPrompt(resultsPanel_->currentPrompt(), resultsPanel_->currentDrafter());
 }
 
 void MainWindow::addResultsActions(QMenu* file) {
@@ -105,15 +104,15 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
                                                    QString::fromStdString(r->createdUtc)));
     if (!r->complete) log(tr("results file %1 is incomplete: the evaluation was interrupted").arg(path));
     aggregate_->setResults(*r);
-    findChild<QDockWidget*>("resultsDock")->show();
-    findChild<QDockWidget*>("resultsAggregateDock")->show();
-    findChild<QDockWidget*>("resultsDock")->raise();
-    resizeDocks({findChild<QDockWidget*>("resultsDock")}, {260}, Qt::Vertical);  // room for the table
-    findChild<QDockWidget*>("resultsAggregateDock")->raise();
+    dock("resultsDock")->show();
+    dock("resultsAggregateDock")->show();
+    dock("resultsDock")->raise();
+    resizeDocks({dock("resultsDock")}, {260}, Qt::Vertical);  // room for the table
+    dock("resultsAggregateDock")->raise();
     resultsPanel_->setResults(r, path);  // selects the worst prompt: showRecordedPrompt follows
     if (resultsPanel_->currentPrompt() < 0) {
-        clearResult();
-        attentionView_->setPlaceholder(tr("the results file holds no prompts"));
+        workbench_->clear();
+        workbench_->attentionView()->setPlaceholder(tr("the results file holds no prompts"));
     }
     updateResultsTitle();
 }
@@ -130,9 +129,9 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     const quint64 id = kRecordedRequestBit | ++recordedId_;
     const QString file = QFileInfo(resultsPath_).fileName();
     if (!p.error.empty()) {
-        currentRequest_ = id;
-        clearResult();
-        attentionView_->setPlaceholder(tr("prompt '%1' failed during the evaluation").arg(QString::fromStdString(p.id)));
+        followsLive_ = false;
+        workbench_->clear();
+        workbench_->attentionView()->setPlaceholder(tr("prompt '%1' failed during the evaluation").arg(QString::fromStdString(p.id)));
         statusBar()->showMessage(tr("Recorded run %1: prompt '%2' failed: %3")
                                      .arg(file, QString::fromStdString(p.id), QString::fromStdString(p.error)));
         updateResultsTitle();
@@ -151,8 +150,8 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
         reportError("open results", QString::fromStdString(e.what()));
         return;
     }
-    currentRequest_ = id;  // showResult ignores every other request from now on
-    showResult(b);
+    followsLive_ = false;  // live results are not shown from now on (until the next Run)
+    workbench_->show({b, nullptr, shownRunLabel(*b), true, recordedAttentionUnavailable(drafter), {}, {}});
     QString trees;
     for (const auto& t : b->treeRuns) trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
     statusBar()->showMessage(tr("Recorded run %1 (not live): prompt '%2', drafter %3: tau %4 over %5 verify steps%6")
@@ -161,12 +160,7 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     updateResultsTitle();
 }
 
-QString MainWindow::attentionUnavailableReason() const {
-    if (!last_ || !(last_->requestId & kRecordedRequestBit) || !results_) return {};
-    if (detailBundle() != last_)
-        return tr("recorded run: drafter attention is recomputed for the shown drafter only; choose this drafter "
-                  "under 'Show drafter' in the Results panel and load its models");
-    const int d = resultsPanel_->currentDrafter();
+QString MainWindow::recordedAttentionUnavailable(int d) const {
     if (const QString missing = recordedModelsMissingReason(*results_, d); !missing.isEmpty()) return missing;
     if (loadedTarget_ != canonicalDir(results_->target.summary.directory) ||
         loadedDrafter_ != canonicalDir(results_->drafters[static_cast<std::size_t>(d)].summary.directory))
@@ -183,17 +177,13 @@ QString MainWindow::shownRunLabel(const RunBundle& b) const {
     return tr("Recorded, not live: %1 prompt '%2'").arg(QFileInfo(resultsPath_).fileName(), id);
 }
 
-QString MainWindow::requestLabel(quint64 id) const {
-    return (id & kRecordedRequestBit) ? tr("recorded #%1").arg(id & ~kRecordedRequestBit) : QString::number(id);
-}
-
 void MainWindow::updateResultsTitle() {
     if (!results_) {
         setWindowTitle(tr("draftscope"));
         return;
     }
     const QString file = QFileInfo(resultsPath_).fileName();
-    if (!(currentRequest_ & kRecordedRequestBit)) {
+    if (followsLive_) {
         setWindowTitle(tr("draftscope - live run (results file %1 open)").arg(file));
         return;
     }
