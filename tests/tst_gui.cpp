@@ -34,6 +34,7 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -383,6 +384,42 @@ private slots:
         QVERIFY(message->text().isEmpty());
         QVERIFY(w.promptPanel()->request().ddtreeBudgets.empty());
         QCOMPARE(runButton->geometry(), runAt);
+    }
+
+    void progressLineIsNeverClipped() {
+        // The stage of a comparison and the summary of a finished one are long: the line above
+        // the progress bar wraps them at the Prompt panel's default width, whole.
+        MainWindow w(false);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(50);  // the first-start dock sizes are applied after the first show
+        auto* panel = w.promptPanel();
+        auto* line = panel->findChild<QLabel*>("runStage");
+        auto* bar = panel->findChild<QProgressBar*>("runProgress");
+        QVERIFY(line && bar);
+        QVERIFY(line->isHidden());  // nothing ran yet
+        const QString stage = "drafter B: DDTree budget 32 (4 of 4)";
+        const QString done = "done: A: chain, DDTree 4, DDTree 8, DDTree 16, DDTree 32; B: chain, DDTree 4, DDTree 8, "
+                             "DDTree 16, DDTree 32";
+        panel->setProgress(37, 96);
+        for (const QString& text : {stage, done}) {
+            if (text == stage) panel->setStage(text);
+            else panel->setProgressText(text);
+            QCoreApplication::processEvents();
+            QCOMPARE(panel->progressText(), text);
+            QCOMPARE(line->toolTip(), text);
+            QVERIFY(line->isVisible());
+            QVERIFY2(line->heightForWidth(line->width()) <= line->height(),
+                     qPrintable(QString("'%1' is clipped: needs %2 px, has %3 at width %4")
+                                    .arg(text).arg(line->heightForWidth(line->width())).arg(line->height())
+                                    .arg(line->width())));
+            QVERIFY(line->mapTo(panel, QPoint(line->width(), 0)).x() <= panel->width());
+            // The bar counts tokens only: its text fits the bar.
+            QCOMPARE(bar->text(), QString("37 / 96 tokens"));
+            QVERIFY(bar->fontMetrics().horizontalAdvance(bar->text()) < bar->width());
+        }
+        QVERIFY2(line->height() > line->fontMetrics().lineSpacing(), "the finished comparison's summary wraps");
     }
 
     void fileDialogsRememberTheLastDirectory() {

@@ -169,6 +169,13 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     progress_->setValue(0);
     progress_->setFormat(tr("%v / %m tokens"));
     progress_->setObjectName("runProgress");
+    // The stage ("drafter B: DDTree budget 32 (4 of 4)", "done: A: chain, ...; B: ...") gets
+    // its own wrapping line: in the bar it would be cut at the panel's width.
+    stage_ = new QLabel(this);
+    stage_->setObjectName("runStage");
+    stage_->setWordWrap(true);
+    stage_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    stage_->setVisible(false);
 
     recorded_ = new QLabel(this);
     recorded_->setObjectName("recordedPromptNote");
@@ -208,6 +215,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(toggles);
     layout->addLayout(settings);
     layout->addLayout(buttons);
+    layout->addWidget(stage_);
     layout->addWidget(progress_);
 
     connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(request()); });
@@ -298,13 +306,15 @@ void PromptPanel::setBusy(bool busy) {
     cancel_->setEnabled(busy);
 }
 
-void PromptPanel::setStage(const QString& stage) {
-    progress_->setFormat(stage.isEmpty() ? tr("%v / %m tokens") : tr("%1: %v / %m tokens").arg(stage));
+void PromptPanel::setStage(const QString& stage) { setProgressText(stage); }
+
+void PromptPanel::setProgressText(const QString& text) {
+    stage_->setText(text);
+    stage_->setToolTip(text);
+    stage_->setVisible(!text.isEmpty());
 }
 
-void PromptPanel::setProgressText(const QString& text) { progress_->setFormat(text); }
-
-QString PromptPanel::progressText() const { return progress_->text(); }
+QString PromptPanel::progressText() const { return stage_->text(); }
 
 void PromptPanel::setProgress(qint64 done, qint64 total) {
     progress_->setRange(0, static_cast<int>(std::max<qint64>(total, 1)));
