@@ -45,6 +45,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QSettings>
@@ -303,6 +304,25 @@ void MainWindow::toggleMaximisedView(QWidget* view) {
 
 bool MainWindow::isViewMaximised() const { return !maximised_.isEmpty(); }
 
+bool MainWindow::eventFilter(QObject* watched, QEvent* e) {
+    // QDockWidget floats (or re-docks) itself on a double-click on its title bar; here that
+    // toggles maximising the view. A dock the user floated with its float button keeps Qt's
+    // double-click, which docks it again; the maximised dock (floating over the window)
+    // restores the layout.
+    auto* dock = qobject_cast<QDockWidget*>(watched);
+    if (dock && e->type() == QEvent::MouseButtonDblClick) {
+        const auto* me = static_cast<QMouseEvent*>(e);
+        // The title bar is the part of the dock its content does not cover.
+        const bool onTitle = dock->widget() && !dock->widget()->geometry().contains(me->position().toPoint()) &&
+                             dock->rect().contains(me->position().toPoint());
+        if (me->button() == Qt::LeftButton && onTitle && (!dock->isFloating() || isViewMaximised())) {
+            toggleMaximisedView(dock);
+            return true;
+        }
+    }
+    return QMainWindow::eventFilter(watched, e);
+}
+
 void MainWindow::createLayoutActions() {
     viewMenu_->addSeparator();
     auto* reset = viewMenu_->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
@@ -311,7 +331,8 @@ void MainWindow::createLayoutActions() {
     auto* maximise = viewMenu_->addAction(tr("&Maximise current view"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M),
                                           this, [this] { toggleMaximisedView(); });
     maximise->setObjectName("maximiseViewAction");
-    maximise->setToolTip(tr("The view with the keyboard focus (or the grid) fills the window; again to restore"));
+    maximise->setToolTip(tr("The view with the keyboard focus (or the grid) fills the window; again to restore. "
+                            "Double-clicking a view's title bar does the same for that view."));
     // Remember the last view the user worked in (focus), for "Maximise current view".
     connect(qApp, &QApplication::focusChanged, this, [this](QWidget*, QWidget* now) {
         for (QWidget* w = now; w; w = w->parentWidget()) {
@@ -327,6 +348,7 @@ QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString
                                  bool scrollable) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(name);
+    dock->installEventFilter(this);  // title bar double-click maximises (eventFilter)
     if (scrollable) {
         auto* scroll = new QScrollArea(dock);
         scroll->setWidgetResizable(true);
