@@ -209,6 +209,48 @@ private slots:
         QVERIFY(w.statusBar()->currentMessage().contains("cancelled"));
     }
 
+    void liveRunsNameTheirPrompt() {
+        // The label figure titles use: a prompt's id, else its first line (quoted, elided).
+        PromptSpec text;
+        text.text = "\n  def a_function_with_a_rather_long_name(argument):\n    return 1\n";
+        QCOMPARE(promptLabelOf(text, "p7"), QString("p7"));
+        QCOMPARE(promptLabelOf(text, {}), QString("\"def a_function_with_a_rather_long_name(\u2026\"")); // 39 + ellipsis
+        text.text = "x = 1\ny = 2";
+        QCOMPARE(promptLabelOf(text, {}), QString("\"x = 1\""));
+        PromptSpec ids;
+        ids.kind = PromptSpec::Kind::Ids;
+        ids.ids = {1, 2, 3};
+        QCOMPARE(promptLabelOf(ids, {}), QString("ids[3]"));
+        // A live run of a bundled sample prompt is labelled with the sample's name, as a
+        // results file's prompt is with its id; edited, with its first line.
+        MainWindow w(false);
+        const QString samples = QString(DRAFTSCOPE_DEMO_DIR) + "/../prompts/demo-prompts.jsonl";
+        w.promptPanel()->loadPromptSet(samples);
+        const QString fib = QString::fromStdString(goldens()["prompts"]["0"].get<std::string>());
+        QCOMPARE(w.promptPanel()->promptSetModel()->item(0)->data(Qt::DisplayRole).toString().section(' ', 0, 0),
+                 QString("fibonacci"));
+        w.promptPanel()->setPromptText(fib);  // what --demo puts in the editor (fibonacci.py)
+        w.promptPanel()->setMaxNewTokens(8);
+        w.promptPanel()->setDdtreeBudgets({});
+        QCOMPARE(w.promptPanel()->request().promptId, QString("fibonacci"));
+        QString err;
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QCOMPARE(w.lastResult()->promptLabel, QString("fibonacci"));
+        QTemporaryDir dir;
+        w.exportAllFigures(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(w.blockAgreementView()->figureTitle(), QString("prompt fibonacci, drafter drafter"));
+        QCOMPARE(w.maskView()->figureTitle(), QString("prompt fibonacci, drafter drafter"));
+        w.promptPanel()->setPromptText(fib + "    if n < 2:\n");
+        QVERIFY(w.promptPanel()->request().promptId.isEmpty());
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        w.runAnalysis();
+        QVERIFY(waitForSignal(finished, 60000));
+        QCOMPARE(w.lastResult()->promptLabel, QString("\"def fibonacci(n):\""));
+        w.exportAllFigures(dir.path(), &err);
+        QCOMPARE(w.blockAgreementView()->figureTitle(), QString("prompt \"def fibonacci(n):\", drafter drafter"));
+    }
+
     void badCheckpointIsReportedNotFatal() {
         MainWindow w(/*showErrorDialogs=*/false);
         QSignalSpy failed(w.controller(), &AnalysisController::failed);

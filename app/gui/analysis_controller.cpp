@@ -155,6 +155,7 @@ private:
         settings.drafter = drafter;
         b.requestId = id;
         b.prompt = r.prompt;
+        b.promptLabel = promptLabelOf(r.prompt, r.promptId);
         b.target = engine_->targetSummary();
         b.drafter = engine_->drafterSummary(drafter);
         const auto progress = [this, id](std::int64_t done, std::int64_t total) { emit c_->progress(id, done, total); };

@@ -37,6 +37,8 @@ class PromptPanel : public QWidget {
     Q_OBJECT
 public:
     explicit PromptPanel(QWidget* parent = nullptr);
+    /// The editor's prompt and the settings. promptId is the id of the prompt-set entry whose
+    /// text the editor holds unchanged (picked from the list, or the --demo sample), else empty.
     AnalysisRequest request() const;
     void setPromptText(const QString& text);
     QString promptText() const;
