@@ -581,10 +581,27 @@ private slots:
         ModelRequest models = demoModels();
         models.drafterBDir = QString::fromStdString(drafterDir("drafter-anchor-leak"));
         QSignalSpy stages(w.controller(), &AnalysisController::stageChanged);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QString err;
         QVERIFY2(w.loadAndRun(models, &err), qPrintable(err));
         QVERIFY(w.modelPanel()->isComparing());
         QVERIFY(w.isComparing());
+        {  // The Models panel describes the target, drafter A and drafter B.
+            const QStringList lines = w.modelPanel()->status().split('\n');
+            QCOMPARE(lines.size(), 3);
+            QVERIFY2(lines[1].startsWith("Drafter: ") && lines[2].startsWith("Drafter B (compare): "),
+                     qPrintable(w.modelPanel()->status()));
+            QVERIFY(lines[2].contains(QString("block %1,").arg(w.lastResult()->comparison->drafter.blockSize)));
+            // All three lines are shown: the Models dock grew to hold them.
+            auto* status = w.modelPanel()->findChild<QLabel*>("modelStatus");
+            QVERIFY(status);
+            QTRY_VERIFY2(status->heightForWidth(status->width()) <= status->height() &&
+                             status->mapTo(w.modelPanel(), QPoint(0, status->height())).y() <= w.modelPanel()->height(),
+                         qPrintable(QString("the summary needs %1 px, has %2").arg(status->heightForWidth(status->width()))
+                                        .arg(status->height())));
+        }
         const RunBundlePtr a = w.lastResult();
         QVERIFY(a->comparison);
         const RunBundle& b = *a->comparison;

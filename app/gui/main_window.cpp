@@ -139,8 +139,6 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                 loadedModels_ = loaded;
                 if (sameModels(loaded, pendingModels_)) loadInFlight_ = false;
                 modelPanel_->setLoaded(loadInFlight_ ? pendingModels_ : loadedModels_);
-                QString ids;
-                for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
                 // Layer types in order, run-length encoded: "3 x linear_attention, 1 x full_attention".
                 QStringList runs;
                 for (std::size_t i = 0; i < t.layerTypes.size();) {
@@ -149,13 +147,15 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
                     runs << QStringLiteral("%1 x %2").arg(j - i).arg(QString::fromStdString(t.layerTypes[i]));
                     i = j;
                 }
-                const QString text = tr("Target: %1, %2 layers (%10), hidden %3, vocab %4\nDrafter: %5 layers (%11), block %6, "
-                                        "tapped layers [%7]%8, mask token %9")
-                                         .arg(QString::fromStdString(t.architecture)).arg(t.numLayers).arg(t.hiddenSize)
-                                         .arg(t.vocabSize).arg(d.numLayers).arg(d.blockSize).arg(ids)
-                                         .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
-                                         .arg(runs.join(", "), QString::fromStdString(describeLayout(d.layout)));
+                QString text = tr("Target: %1, %2 layers (%5), hidden %3, vocab %4\nDrafter: %6")
+                                   .arg(QString::fromStdString(t.architecture)).arg(t.numLayers).arg(t.hiddenSize)
+                                   .arg(t.vocabSize).arg(runs.join(", "), drafterSummaryLine(d));
+                // Drafter B's line (comparisonDrafterLoaded() came right before this signal).
+                if (!loaded.drafterBDir.isEmpty() && !drafterB_.directory.empty())
+                    text += tr("\nDrafter B (compare): %1").arg(drafterSummaryLine(drafterB_));
+                drafterB_ = ModelSummary{};
                 modelPanel_->setStatus(text);
+                QTimer::singleShot(0, this, [this] { fitModelsDock(); });  // once the label has its new size
                 modelPanel_->rememberRecent(loaded);  // only directories that loaded
                 log(tr("loaded target %1 and drafter %2").arg(QString::fromStdString(t.directory),
                                                               QString::fromStdString(d.directory)));
@@ -259,6 +259,14 @@ void MainWindow::applyDefaultDockSizes() {
                 {290, std::max(440, width() * 7 / 20)}, Qt::Horizontal);
     resizeDocks({findChild<QDockWidget*>("outputDock")}, {std::max(150, height() / 6)}, Qt::Vertical);
     resizeDocks({findChild<QDockWidget*>("modelsDock")}, {std::min(300, height() / 3)}, Qt::Vertical);
+}
+
+void MainWindow::fitModelsDock() {
+    auto* dock = findChild<QDockWidget*>("modelsDock");
+    if (!dock || !dock->isVisible() || dock->isFloating() || !dock->widget()) return;
+    QWidget* panel = dock->widget();
+    const int need = panel->hasHeightForWidth() ? panel->heightForWidth(panel->width()) : panel->sizeHint().height();
+    if (need > panel->height()) resizeDocks({dock}, {dock->height() - panel->height() + need}, Qt::Vertical);
 }
 
 void MainWindow::resetLayout() {
@@ -768,26 +776,20 @@ void MainWindow::createComparisonViews() {
     compareBar_->hide();
     connect(detailCombo_, &QComboBox::currentIndexChanged, this, [this] { showDetailViews(); });
 
-    // Drafter B's configuration under A's in the Models panel.
-    auto drafterB = std::make_shared<ModelSummary>();
-    connect(controller_, &AnalysisController::comparisonDrafterLoaded, this, [this, drafterB](const ModelSummary& d) {
-        *drafterB = d;
+    // Drafter B's configuration goes under A's in the Models panel (the modelsLoaded handler).
+    connect(controller_, &AnalysisController::comparisonDrafterLoaded, this, [this](const ModelSummary& d) {
+        drafterB_ = d;
         log(tr("loaded drafter B %1").arg(QString::fromStdString(d.directory)));
         for (const auto& w : d.warnings) log(tr("warning: drafter B: %1").arg(QString::fromStdString(w)));
     });
-    connect(controller_, &AnalysisController::modelsLoaded, this,
-            [this, drafterB](const ModelSummary&, const ModelSummary&, const ModelRequest& loaded) {
-        if (loaded.drafterBDir.isEmpty() || drafterB->directory.empty()) return;
-        const ModelSummary& d = *drafterB;
-        QString ids;
-        for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
-        modelPanel_->setStatus(modelPanel_->status() +
-                               tr("\nDrafter B (compare): %1 layers (%6), block %2, tapped layers [%3]%4, mask token %5")
-                                   .arg(d.numLayers).arg(d.blockSize).arg(ids)
-                                   .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
-                                   .arg(QString::fromStdString(describeLayout(d.layout))));
-        *drafterB = ModelSummary{};
-    });
+}
+
+QString MainWindow::drafterSummaryLine(const ModelSummary& d) {
+    QString ids;
+    for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
+    return tr("%1 layers (%2), block %3, tapped layers [%4]%5, mask token %6")
+        .arg(d.numLayers).arg(QString::fromStdString(describeLayout(d.layout))).arg(d.blockSize).arg(ids)
+        .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId);
 }
 
 bool MainWindow::isComparing() const { return last_ && last_->comparison; }

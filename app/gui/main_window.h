@@ -123,6 +123,9 @@ private:
     void createMenus();
     void createLayoutActions();
     void applyDefaultDockSizes();
+    /// Grows the Models dock (taking from the Prompt dock) until the models' summary under
+    /// the form is shown whole, e.g. once drafter B's line is added; never shrinks it.
+    void fitModelsDock();
     QWidget* currentView() const;
     void setupResults();
     void addResultsActions(QMenu* file);
@@ -148,6 +151,9 @@ private:
     void createComparisonViews();  ///< B's grid next to A's (central splitter), summary dock, A/B toolbar
     void showComparison(const RunBundlePtr& b, bool complete = true);
     void clearComparison();
+    /// "2 layers (2 x full bidirectional), block 16, tapped layers [1, 2, 4], mask token
+    /// 2047": a drafter's line of the Models panel's summary.
+    static QString drafterSummaryLine(const ModelSummary& d);
     /// The bundle the detail views show (A = last_, or B = last_->comparison).
     RunBundlePtr detailBundle() const;
     /// Step of detailBundle()'s run for A's step `stepA` (the step covering its anchor).
@@ -175,6 +181,7 @@ private:
     QToolBar* compareBar_ = nullptr;
     QComboBox* detailCombo_ = nullptr;
     bool linkingSelections_ = false;
+    ModelSummary drafterB_;  ///< drafter B of the load in progress (comparisonDrafterLoaded)
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
     QByteArray defaultLayout_;  ///< saveState() of the first-start layout
