@@ -577,7 +577,7 @@ QString MaskView::titleText() const {
                                                    : QString());
     QString text = what + QStringLiteral("\nA: ") + describe(conventions());
     if (shownIsDiff_)
-        text += QStringLiteral("   vs   B: ") + describe(diffConventions()) +
+        text += QStringLiteral("\nB: ") + describe(diffConventions()) +
                 tr("\n%1 cells differ: red = only A sees (%2), blue = only B sees (%3), grey = both")
                     .arg(counts_.total())
                     .arg(counts_.onlyA)
