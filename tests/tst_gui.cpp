@@ -35,6 +35,7 @@
 #include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -247,6 +248,48 @@ private slots:
         QVERIFY(w.statusBar()->currentMessage().contains("cancelled"));
     }
 
+    void liveRunsNameTheirPrompt() {
+        // The label figure titles use: a prompt's id, else its first line (quoted, elided).
+        PromptSpec text;
+        text.text = "\n  def a_function_with_a_rather_long_name(argument):\n    return 1\n";
+        QCOMPARE(promptLabelOf(text, "p7"), QString("p7"));
+        QCOMPARE(promptLabelOf(text, {}), QString("\"def a_function_with_a_rather_long_name(\u2026\"")); // 39 + ellipsis
+        text.text = "x = 1\ny = 2";
+        QCOMPARE(promptLabelOf(text, {}), QString("\"x = 1\""));
+        PromptSpec ids;
+        ids.kind = PromptSpec::Kind::Ids;
+        ids.ids = {1, 2, 3};
+        QCOMPARE(promptLabelOf(ids, {}), QString("ids[3]"));
+        // A live run of a bundled sample prompt is labelled with the sample's name, as a
+        // results file's prompt is with its id; edited, with its first line.
+        MainWindow w(false);
+        const QString samples = QString(DRAFTSCOPE_DEMO_DIR) + "/../prompts/demo-prompts.jsonl";
+        w.promptPanel()->loadPromptSet(samples);
+        const QString fib = QString::fromStdString(goldens()["prompts"]["0"].get<std::string>());
+        QCOMPARE(w.promptPanel()->promptSetModel()->item(0)->data(Qt::DisplayRole).toString().section(' ', 0, 0),
+                 QString("fibonacci"));
+        w.promptPanel()->setPromptText(fib);  // what --demo puts in the editor (fibonacci.py)
+        w.promptPanel()->setMaxNewTokens(8);
+        w.promptPanel()->setDdtreeBudgets({});
+        QCOMPARE(w.promptPanel()->request().promptId, QString("fibonacci"));
+        QString err;
+        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QCOMPARE(w.lastResult()->promptLabel, QString("fibonacci"));
+        QTemporaryDir dir;
+        w.exportAllFigures(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(w.blockAgreementView()->figureTitle(), QString("prompt fibonacci, drafter drafter"));
+        QCOMPARE(w.maskView()->figureTitle(), QString("prompt fibonacci, drafter drafter"));
+        w.promptPanel()->setPromptText(fib + "    if n < 2:\n");
+        QVERIFY(w.promptPanel()->request().promptId.isEmpty());
+        QSignalSpy finished(w.controller(), &AnalysisController::analysisFinished);
+        w.runAnalysis();
+        QVERIFY(waitForSignal(finished, 60000));
+        QCOMPARE(w.lastResult()->promptLabel, QString("\"def fibonacci(n):\""));
+        w.exportAllFigures(dir.path(), &err);
+        QCOMPARE(w.blockAgreementView()->figureTitle(), QString("prompt \"def fibonacci(n):\", drafter drafter"));
+    }
+
     void badCheckpointIsReportedNotFatal() {
         MainWindow w(/*showErrorDialogs=*/false);
         QSignalSpy failed(w.controller(), &AnalysisController::failed);
@@ -426,6 +469,42 @@ private slots:
         QCOMPARE(runButton->geometry(), runAt);
     }
 
+    void progressLineIsNeverClipped() {
+        // The stage of a comparison and the summary of a finished one are long: the line above
+        // the progress bar wraps them at the Prompt panel's default width, whole.
+        MainWindow w(false);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(50);  // the first-start dock sizes are applied after the first show
+        auto* panel = w.promptPanel();
+        auto* line = panel->findChild<QLabel*>("runStage");
+        auto* bar = panel->findChild<QProgressBar*>("runProgress");
+        QVERIFY(line && bar);
+        QVERIFY(line->isHidden());  // nothing ran yet
+        const QString stage = "drafter B: DDTree budget 32 (4 of 4)";
+        const QString done = "done: A: chain, DDTree 4, DDTree 8, DDTree 16, DDTree 32; B: chain, DDTree 4, DDTree 8, "
+                             "DDTree 16, DDTree 32";
+        panel->setProgress(37, 96);
+        for (const QString& text : {stage, done}) {
+            if (text == stage) panel->setStage(text);
+            else panel->setProgressText(text);
+            QCoreApplication::processEvents();
+            QCOMPARE(panel->progressText(), text);
+            QCOMPARE(line->toolTip(), text);
+            QVERIFY(line->isVisible());
+            QVERIFY2(line->heightForWidth(line->width()) <= line->height(),
+                     qPrintable(QString("'%1' is clipped: needs %2 px, has %3 at width %4")
+                                    .arg(text).arg(line->heightForWidth(line->width())).arg(line->height())
+                                    .arg(line->width())));
+            QVERIFY(line->mapTo(panel, QPoint(line->width(), 0)).x() <= panel->width());
+            // The bar counts tokens only: its text fits the bar.
+            QCOMPARE(bar->text(), QString("37 / 96 tokens"));
+            QVERIFY(bar->fontMetrics().horizontalAdvance(bar->text()) < bar->width());
+        }
+        QVERIFY2(line->height() > line->fontMetrics().lineSpacing(), "the finished comparison's summary wraps");
+    }
+
     void fileDialogsRememberTheLastDirectory() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
@@ -543,10 +622,27 @@ private slots:
         ModelRequest models = demoModels();
         models.drafterBDir = QString::fromStdString(drafterDir("drafter-anchor-leak"));
         QSignalSpy stages(w.controller(), &AnalysisController::stageChanged);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QString err;
         QVERIFY2(HeadlessRun(w).loadAndRun(models, &err), qPrintable(err));
         QVERIFY(w.modelPanel()->isComparing());
         QVERIFY(w.isComparing());
+        {  // The Models panel describes the target, drafter A and drafter B.
+            const QStringList lines = w.modelPanel()->status().split('\n');
+            QCOMPARE(lines.size(), 3);
+            QVERIFY2(lines[1].startsWith("Drafter: ") && lines[2].startsWith("Drafter B (compare): "),
+                     qPrintable(w.modelPanel()->status()));
+            QVERIFY(lines[2].contains(QString("block %1,").arg(w.lastResult()->comparison->drafter.blockSize)));
+            // All three lines are shown: the Models dock grew to hold them.
+            auto* status = w.modelPanel()->findChild<QLabel*>("modelStatus");
+            QVERIFY(status);
+            QTRY_VERIFY2(status->heightForWidth(status->width()) <= status->height() &&
+                             status->mapTo(w.modelPanel(), QPoint(0, status->height())).y() <= w.modelPanel()->height(),
+                         qPrintable(QString("the summary needs %1 px, has %2").arg(status->heightForWidth(status->width()))
+                                        .arg(status->height())));
+        }
         const RunBundlePtr a = w.lastResult();
         QVERIFY(a->comparison);
         const RunBundle& b = *a->comparison;

@@ -320,6 +320,33 @@ private slots:
         QCOMPARE(v.colorMap()->data()->cell(3, 2), 1.0);
     }
 
+    void legendHasItsOwnLineAndKeepsEntriesWhole() {
+        // At the Masks dock's width (1600x1000): the legend spans the view, wraps between
+        // entries only, and is shown whole; the summary follows on its own line.
+        MaskView v;
+        v.resize(520, 800);
+        v.setMode(MaskView::Mode::Training);
+        v.setTrainingExample(24, 4, {3, 10, 17});
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        auto* legend = v.findChild<QLabel*>("legendLabel");
+        auto* summary = v.findChild<QLabel*>("summaryLabel");
+        QVERIFY(legend && summary);
+        for (bool diff : {false, true}) {
+            v.setDiffEnabled(diff);
+            QCoreApplication::processEvents();
+            const QString text = legend->text();
+            const QStringList entries = diff ? QStringList{"only&nbsp;A&nbsp;sees", "only&nbsp;B&nbsp;sees", "both&nbsp;see", "neither"}
+                                             : QStringList{"may&nbsp;attend", "masked"};
+            for (const QString& entry : entries) QVERIFY2(text.contains(entry), qPrintable(text));
+            QVERIFY(text.contains("\u21b5&nbsp;newline"));
+            QVERIFY2(legend->width() >= v.width() - 40, qPrintable(QString("legend %1 px of %2").arg(legend->width()).arg(v.width())));
+            QVERIFY(legend->heightForWidth(legend->width()) <= legend->height());
+            QVERIFY(summary->geometry().top() >= legend->geometry().bottom());
+            QVERIFY(summary->heightForWidth(summary->width()) <= summary->height());
+        }
+    }
+
     void invalidAnchorsShowError() {
         MaskView v;
         v.setMode(MaskView::Mode::Training);

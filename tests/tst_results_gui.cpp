@@ -309,6 +309,57 @@ private slots:
         QCOMPARE(w.blockAgreementView()->table()->horizontalScrollBar()->maximum(), 0);
     }
 
+    void doubleClickOnADockTitleMaximisesIt() {
+        QSettings().remove("window");  // first-start layout
+        MainWindow w(false);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(100);
+        auto* masks = w.findChild<QDockWidget*>("maskDock");
+        auto* log = w.findChild<QDockWidget*>("logDock");
+        auto* models = w.findChild<QDockWidget*>("modelsDock");
+        masks->raise();
+        QTest::qWait(20);
+        // The title bar: the strip above the dock's content.
+        auto titleOf = [](QDockWidget* d) { return QPoint(d->width() / 2, d->widget()->geometry().top() / 2); };
+        QVERIFY(masks->widget()->geometry().top() > 4);
+        QTest::mouseDClick(masks, Qt::LeftButton, {}, titleOf(masks));
+        QTest::qWait(20);
+        QVERIFY(w.isViewMaximised());
+        QCOMPARE(masks->size(), w.size());  // maximised: over the whole window
+        QVERIFY(masks->isVisible());
+        QVERIFY(models->isHidden() && log->isHidden());
+        w.toggleMaximisedView();  // Ctrl+Shift+M restores
+        QVERIFY(!w.isViewMaximised());
+        QVERIFY(!masks->isFloating());
+        QVERIFY(!models->isHidden() && !log->isHidden());
+        // A double-click in the content is the view's own.
+        QTest::mouseDClick(models, Qt::LeftButton, {}, models->widget()->geometry().center());
+        QVERIFY(!w.isViewMaximised());
+        QVERIFY(!models->isFloating());
+        // The Maximise action does what the double-click did.
+        QTest::mouseDClick(models, Qt::LeftButton, {}, titleOf(models));
+        QVERIFY(w.isViewMaximised());
+        QVERIFY(masks->isHidden());
+        auto* action = w.findChild<QAction*>("maximiseViewAction");
+        QVERIFY(action);
+        action->trigger();
+        QVERIFY(!w.isViewMaximised());
+        QVERIFY(!models->isFloating());
+        // A dock floated with its float button docks again on a double-click (Qt's own), and
+        // nothing is maximised.
+        masks->setFloating(true);
+        QTest::qWait(20);
+        QVERIFY(masks->isFloating());
+        if (masks->widget()->geometry().top() > 4) {  // Qt draws the title (xcb); elsewhere the window manager does
+            QTest::mouseDClick(masks, Qt::LeftButton, {}, titleOf(masks));
+            QVERIFY(!masks->isFloating());
+        }
+        QVERIFY(!w.isViewMaximised());
+        w.resetLayout();
+    }
+
     void attentionNeedsTheRecordedModels() {
         {
             MainWindow w(false);

@@ -14,6 +14,11 @@
 #include <QComboBox>
 #include <QFile>
 #include <QGraphicsPathItem>
+#include <QHeaderView>
+#include <QLabel>
+#include <QScrollBar>
+#include <QStyleOptionComboBox>
+#include <QTableView>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -391,6 +396,60 @@ private slots:
         // Its rejected nodes are leaves: focus has nothing to fold.
         v.setFocusAcceptedPath(true);
         QCOMPARE(v.drawnNodeCount(), 65);
+    }
+
+    void controlsAndNodeTableFitANarrowDock() {
+        // Budgets with long entries ("32 nodes: tau 3.267, 300 steps"), in a dock as narrow
+        // as the right-hand views at 1600x1000.
+        std::vector<TreeRunResult> runs;
+        for (int b : {4, 8, 16, 32}) {
+            TreeRunResult r = threeStepRun(b, 3.267);
+            r.steps.resize(300, r.steps.back());
+            runs.push_back(r);
+        }
+        AcceptanceTreeView v;
+        v.resize(520, 700);
+        v.setRuns(runs, piece);
+        v.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&v));
+        // The budget box shows its longest entry whole.
+        auto* combo = v.findChild<QComboBox*>("budgetCombo");
+        QVERIFY(combo);
+        QCOMPARE(combo->itemText(3), QString("32 nodes: tau 3.267, 300 steps"));
+        int longest = 0;
+        for (int i = 0; i < combo->count(); ++i)
+            longest = std::max(longest, combo->fontMetrics().horizontalAdvance(combo->itemText(i)));
+        QStyleOptionComboBox opt;
+        opt.initFrom(combo);
+        const QRect text = combo->style()->subControlRect(QStyle::CC_ComboBox, &opt, QStyle::SC_ComboBoxEditField, combo);
+        QVERIFY2(text.width() >= longest, qPrintable(QString("text field %1 px < %2 px").arg(text.width()).arg(longest)));
+        // Every control is inside the view.
+        for (auto* w : std::initializer_list<QWidget*>{combo, v.findChild<QSpinBox*>("treeStepSpin"),
+                                                        v.findChild<QCheckBox*>("focusPathCheck"),
+                                                        v.findChild<QPushButton*>("fitButton")}) {
+            QVERIFY(w);
+            QVERIFY2(QRect(QPoint(0, 0), v.size()).contains(QRect(w->mapTo(&v, QPoint(0, 0)), w->size())),
+                     qPrintable(w->objectName()));
+        }
+        // The nodes table keeps each column's width and scrolls sideways to the last one.
+        auto* table = v.findChild<QTableView*>();
+        QVERIFY(table);
+        QCOMPARE(table->model(), static_cast<QAbstractItemModel*>(v.nodesTable()));
+        const int columns = table->model()->columnCount();
+        int total = 0;
+        for (int c = 0; c < columns; ++c) {
+            QVERIFY(table->columnWidth(c) >= table->horizontalHeader()->sectionSizeHint(c));
+            total += table->columnWidth(c);
+        }
+        QVERIFY(total > table->viewport()->width());
+        QVERIFY(table->horizontalScrollBar()->isVisible());
+        table->horizontalScrollBar()->setValue(table->horizontalScrollBar()->maximum());
+        QCOMPARE(table->columnViewportPosition(columns - 1) + table->columnWidth(columns - 1), table->viewport()->width());
+        // The legend breaks between entries only: no entry's words are split.
+        auto* legend = v.findChild<QLabel*>("treeLegend");
+        QVERIFY(legend);
+        QVERIFY(legend->text().contains("rejected&nbsp;by&nbsp;the&nbsp;target"));
+        QVERIFY(legend->heightForWidth(legend->width()) <= legend->height());
     }
 
     void whitespaceShownAsGlyphsExportedRaw() {

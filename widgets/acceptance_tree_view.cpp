@@ -1,6 +1,7 @@
 #include "acceptance_tree_view.h"
 
 #include "figure_export.h"
+#include "legend_html.h"
 #include "token_display.h"
 
 #include <QCheckBox>
@@ -53,10 +54,6 @@ QString stateName(TreeNodeState s) {
     case TreeNodeState::Unreached: return QStringLiteral("unreached");
     }
     return {};
-}
-
-QString swatch(const QColor& c, const QString& text) {
-    return QStringLiteral("<span style='color:%1; font-size:large'>&#9632;</span>&nbsp;%2").arg(c.name(), text.toHtmlEscaped());
 }
 
 }  // namespace
@@ -153,21 +150,27 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     stepInfo_->setObjectName("treeStepInfo");
     stepInfo_->setWordWrap(true);
     auto* legend = new QLabel(this);
-    legend->setText(swatch(kAccepted.border, tr("accepted path")) + "&nbsp;&nbsp;" +
-                    swatch(kRoot.fill, tr("root (anchor)")) + "&nbsp;&nbsp;" +
-                    swatch(kRejected.border, tr("rejected by the target")) + "&nbsp;&nbsp;" +
-                    swatch(kUnreached.border, tr("below a rejection")) + "&nbsp;&nbsp;" +
-                    swatch(kBonusBorder, tr("bonus token")) + "&nbsp;&nbsp;" +
-                    tr("+k: k nodes folded (double-click to unfold)").toHtmlEscaped() + "<br/>" +
-                    whitespaceLegend().toHtmlEscaped());
+    legend->setText(legendLine({legendSwatch(kAccepted.border, tr("accepted path")), legendSwatch(kRoot.fill, tr("root (anchor)")),
+                                legendSwatch(kRejected.border, tr("rejected by the target")),
+                                legendSwatch(kUnreached.border, tr("below a rejection")),
+                                legendSwatch(kBonusBorder, tr("bonus token")),
+                                legendText(tr("+k: k nodes folded (double-click to unfold)"))}) +
+                    "<br/>" + whitespaceLegendLine());
+    legend->setObjectName("treeLegend");
     legend->setWordWrap(true);
 
+    // The budget box is as wide as its longest entry ("32 nodes: tau 3.267, 30 steps"), so
+    // the step selector shares its line and Focus / Fit get the next one.
+    budgetCombo_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
     auto* controls = new QHBoxLayout;
     controls->addWidget(new QLabel(tr("Budget"), this));
-    controls->addWidget(budgetCombo_, 1);
+    controls->addWidget(budgetCombo_);
     controls->addWidget(stepSpin_);
-    controls->addWidget(focusCheck_);
-    controls->addWidget(fit);
+    controls->addStretch(1);
+    auto* treeControls = new QHBoxLayout;
+    treeControls->addWidget(focusCheck_);
+    treeControls->addWidget(fit);
+    treeControls->addStretch(1);
 
     view_->setObjectName("treeGraphicsView");
     view_->setMinimumHeight(220);
@@ -176,6 +179,11 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     tableView_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     tableView_->verticalHeader()->setVisible(false);
     tableView_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    // Columns keep the width their contents need; when they do not all fit, the table
+    // scrolls sideways (pixel by pixel, so the last column scrolls fully into view).
+    tableView_->setHorizontalScrollBarPolicy(Qt::ScrollBarAsNeeded);
+    tableView_->setHorizontalScrollMode(QAbstractItemView::ScrollPerPixel);
+    tableView_->horizontalHeader()->setStretchLastSection(false);
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(view_);
     split->addWidget(tableView_);
@@ -187,6 +195,7 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
+    layout->addLayout(treeControls);
     layout->addWidget(stepInfo_);
     layout->addWidget(legend);
     layout->addWidget(split, 1);

@@ -29,9 +29,17 @@ BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
     plot_->yAxis->setLabel(tr("tau (mean acceptance length, bonus included)"));
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("DDTree budget sweep")));
+    // The legend in its own row under the axis rect (two entries a row): it never covers
+    // points or their labels.
     plot_->legend->setVisible(true);
     plot_->legend->setFont(QFont(font().family(), 8));
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignRight | Qt::AlignBottom);
+    plot_->axisRect()->insetLayout()->take(plot_->legend);
+    plot_->plotLayout()->addElement(2, 0, plot_->legend);
+    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    plot_->legend->setWrap(2);
+    plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    plot_->legend->setBorderPen(Qt::NoPen);
+    plot_->legend->setMargins(QMargins(4, 0, 4, 2));
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
@@ -123,14 +131,33 @@ void BudgetSweepPlot::redraw() {
         if (!std::isnan(c)) ymax = std::max(ymax, c);
     plot_->yAxis->setRange(0, std::ceil(ymax * 1.15 + 0.2));
 
+    // Each point's label goes above or below it, on the side with more room to the nearest
+    // chain line, the other drafter's point at that budget, or the axis end.
+    const double ytop = plot_->yAxis->range().upper;
+    auto labelBelow = [&](double budget, double tau) {
+        double up = ytop - tau, down = tau;
+        auto obstacle = [&](double y) {
+            if (std::isnan(y)) return;
+            if (y >= tau) up = std::min(up, y - tau);
+            if (y <= tau) down = std::min(down, tau - y);
+        };
+        for (double c : {chainTau_, chainTauB_}) obstacle(c);
+        for (const auto* series : {&budgets_, &budgetsB_}) {
+            const auto& ts = series == &budgets_ ? taus_ : tausB_;
+            for (int i = 0; i < series->size(); ++i)
+                if ((*series)[i] == budget && ts[i] != tau) obstacle(ts[i]);
+        }
+        return down > up;
+    };
     auto draw = [&](const QVector<double>& budgets, const QVector<double>& taus, double chainTau, const QString& who,
-                    const QColor& treeColor, const QColor& chainColor, bool below) {
+                    const QColor& treeColor, const QColor& chainColor, bool second) {
         auto* g = plot_->addGraph();
         g->setName(who.isEmpty() ? tr("DDTree tau") : tr("%1: DDTree tau").arg(who));
         g->setData(budgets, taus);
         g->setPen(QPen(treeColor, 2));
-        g->setScatterStyle(QCPScatterStyle(below ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, treeColor, 8));
+        g->setScatterStyle(QCPScatterStyle(second ? QCPScatterStyle::ssSquare : QCPScatterStyle::ssDisc, treeColor, 8));
         for (int i = 0; i < budgets.size(); ++i) {
+            const bool below = labelBelow(budgets[i], taus[i]);
             auto* label = new QCPItemText(plot_);
             label->position->setCoords(budgets[i], taus[i]);
             label->setPositionAlignment(Qt::AlignHCenter | (below ? Qt::AlignTop : Qt::AlignBottom));
@@ -145,24 +172,13 @@ void BudgetSweepPlot::redraw() {
         c->setName(who.isEmpty() ? tr("chain (DFlash) tau %1").arg(chainTau, 0, 'f', 3)
                                  : tr("%1: chain (DFlash) tau %2").arg(who).arg(chainTau, 0, 'f', 3));
         c->setData(QVector<double>{lo, hi}, QVector<double>{chainTau, chainTau});
-        c->setPen(QPen(chainColor, 1.5, below ? Qt::DotLine : Qt::DashLine));
-        auto* label = new QCPItemText(plot_);
-        label->position->setCoords(lo, chainTau);
-        label->setPositionAlignment(Qt::AlignLeft | (below ? Qt::AlignTop : Qt::AlignBottom));
-        label->setText(who.isEmpty() ? tr(" chain %1").arg(chainTau, 0, 'f', 2)
-                                     : tr(" chain %1 %2").arg(who.left(1)).arg(chainTau, 0, 'f', 2));
-        label->setColor(chainColor);
-        label->setFont(QFont(font().family(), 8));
+        c->setPen(QPen(chainColor, 1.5, second ? Qt::DotLine : Qt::DashLine));  // its tau: in the legend
     };
-    // Two drafters: the legend is taller; top left is usually free (small budgets, low tau).
-    plot_->axisRect()->insetLayout()->setInsetAlignment(0, compare ? Qt::AlignLeft | Qt::AlignTop
-                                                                   : Qt::AlignRight | Qt::AlignBottom);
     if (!compare) {
         draw(budgets_, taus_, chainTau_, QString(), QColor(0x23, 0x8b, 0x45), QColor(0x1f, 0x77, 0xb4), false);
     } else {
-        const bool bBelow = true;
         draw(budgets_, taus_, chainTau_, tr("A (%1)").arg(nameA_), drafterColor(0), drafterColor(0).darker(130), false);
-        draw(budgetsB_, tausB_, chainTauB_, tr("B (%1)").arg(nameB_), drafterColor(1), drafterColor(1).darker(130), bBelow);
+        draw(budgetsB_, tausB_, chainTauB_, tr("B (%1)").arg(nameB_), drafterColor(1), drafterColor(1).darker(130), true);
     }
     plot_->replot();
 }

@@ -14,7 +14,8 @@ namespace draftscope {
 
 /// One QCustomPlot: tau (mean acceptance length, root/anchor and accepted nodes, i.e. the
 /// bonus-included convention of the chain's tau) of each DDTree run against its budget on a
-/// log2 axis, and the chain run's tau as a dashed horizontal line labelled "chain". The
+/// log2 axis, and the chain run's tau as a dashed horizontal line (its value in the legend,
+/// which sits under the plot); each point's label takes the side with more room. The
 /// table (CSV/JSON) has one row per run: run, budget, tau, steps, generated tokens.
 class BudgetSweepPlot : public QWidget, public ExportableView {
     Q_OBJECT

@@ -1,6 +1,7 @@
 #include "mask_view.h"
 
 #include "figure_export.h"
+#include "legend_html.h"
 #include "token_display.h"
 #include "tree_steps.h"
 
@@ -41,17 +42,6 @@ const QColor kSeparator(120, 120, 120);
 
 /// Largest mask the view draws (cells); bigger ones are refused with a message.
 constexpr std::int64_t kMaxDrawnCells = std::int64_t(4) << 20;
-
-QString swatch(const QColor& c, const QString& text) {
-    return QStringLiteral("<span style='color:%1; font-size:large'>&#9632;</span>&nbsp;%2")
-        .arg(c.name(), text.toHtmlEscaped());
-}
-
-
-/// Legend entry for white (masked) cells: an outlined square.
-QString hollow(const QString& text) {
-    return QStringLiteral("<span style='color:#606060; font-size:large'>&#9633;</span>&nbsp;%1").arg(text.toHtmlEscaped());
-}
 
 }  // namespace
 
@@ -242,8 +232,8 @@ void MaskView::buildUi() {
     convRow->addWidget(boxB);
     outer->addLayout(convRow);
 
-    // Legend, summary, error, hover.
-    auto* infoRow = new QHBoxLayout;
+    // Legend, summary, error, hover: each on its own full-width line (the legend wraps
+    // between its entries only).
     legendLabel_ = new QLabel(this);
     legendLabel_->setObjectName("legendLabel");
     legendLabel_->setTextFormat(Qt::RichText);
@@ -251,10 +241,8 @@ void MaskView::buildUi() {
     summaryLabel_ = new QLabel(this);
     summaryLabel_->setObjectName("summaryLabel");
     summaryLabel_->setWordWrap(true);
-    infoRow->addWidget(legendLabel_);
-    infoRow->addSpacing(16);
-    infoRow->addWidget(summaryLabel_, 1);
-    outer->addLayout(infoRow);
+    outer->addWidget(legendLabel_);
+    outer->addWidget(summaryLabel_);
     errorLabel_ = new QLabel(this);
     errorLabel_->setObjectName("errorLabel");
     errorLabel_->setStyleSheet("QLabel { color: #b00020; font-weight: bold; }");
@@ -517,12 +505,12 @@ void MaskView::rebuild() {
     }
 
     if (shownIsDiff_) {
-        legendLabel_->setText(swatch(kOnlyA, tr("only A sees")) + "&nbsp;&nbsp;" + swatch(kOnlyB, tr("only B sees")) +
-                              "&nbsp;&nbsp;" + swatch(kBothVisible, tr("both see")) + "&nbsp;&nbsp;" +
-                              hollow(tr("neither")) + "&nbsp;&nbsp;" + whitespaceLegend().toHtmlEscaped());
+        legendLabel_->setText(legendLine({legendSwatch(kOnlyA, tr("only A sees")), legendSwatch(kOnlyB, tr("only B sees")),
+                                          legendSwatch(kBothVisible, tr("both see")), legendHollow(tr("neither")),
+                                          whitespaceLegendLine()}));
     } else {
-        legendLabel_->setText(swatch(kVisible, tr("may attend")) + "&nbsp;&nbsp;" + hollow(tr("masked")) + "&nbsp;&nbsp;" +
-                              whitespaceLegend().toHtmlEscaped());
+        legendLabel_->setText(
+            legendLine({legendSwatch(kVisible, tr("may attend")), legendHollow(tr("masked")), whitespaceLegendLine()}));
     }
     if (error_.isEmpty() && maskA_.rows > 0) {
         if (shownIsDiff_) {
@@ -589,7 +577,7 @@ QString MaskView::titleText() const {
                                                    : QString());
     QString text = what + QStringLiteral("\nA: ") + describe(conventions());
     if (shownIsDiff_)
-        text += QStringLiteral("   vs   B: ") + describe(diffConventions()) +
+        text += QStringLiteral("\nB: ") + describe(diffConventions()) +
                 tr("\n%1 cells differ: red = only A sees (%2), blue = only B sees (%3), grey = both")
                     .arg(counts_.total())
                     .arg(counts_.onlyA)

@@ -155,6 +155,7 @@ private:
         request.histogramBins = 60;
         b.requestId = id;
         b.prompt = r.prompt;
+        b.promptLabel = promptLabelOf(r.prompt, r.promptId);
         b.target = engine_->targetSummary();
         b.drafter = engine_->drafterSummary(drafter);
         AnalysisCallbacks callbacks;

@@ -37,6 +37,9 @@ struct ModelRequest {
 /// One prompt to analyse with the loaded models.
 struct AnalysisRequest {
     PromptSpec prompt;
+    /// The id of the prompt-set entry the prompt is (e.g. a bundled sample prompt's name);
+    /// empty for a typed prompt. Becomes RunBundle::promptLabel through promptLabelOf().
+    QString promptId;
     RunSettings settings;
     /// DDTree budgets to run after the chain (DFlash) run, each once; empty = no tree runs.
     std::vector<int> ddtreeBudgets;

@@ -42,6 +42,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QMouseEvent>
 #include <QPlainTextEdit>
 #include <QScreen>
 #include <QScrollArea>
@@ -211,6 +212,7 @@ void MainWindow::onModelsLoaded(const ModelsLoaded& m) {
     models_->noteLoaded(m);
     workbench_->clear();
     workbench_->setDrafterLayout(m.drafter);
+    QTimer::singleShot(0, this, [this] { fitModelsDock(); });  // once the summary label has its new size
     noteLoadedForResults(m);  // a recorded prompt on screen is shown again (its attention may be computable now)
 }
 
@@ -220,6 +222,14 @@ void MainWindow::applyDefaultDockSizes() {
                 {290, std::max(440, width() * 7 / 20)}, Qt::Horizontal);
     resizeDocks({dock("outputDock")}, {std::max(150, height() / 6)}, Qt::Vertical);
     resizeDocks({dock("modelsDock")}, {std::min(300, height() / 3)}, Qt::Vertical);
+}
+
+void MainWindow::fitModelsDock() {
+    auto* dock = findChild<QDockWidget*>("modelsDock");
+    if (!dock || !dock->isVisible() || dock->isFloating() || !dock->widget()) return;
+    QWidget* panel = dock->widget();
+    const int need = panel->hasHeightForWidth() ? panel->heightForWidth(panel->width()) : panel->sizeHint().height();
+    if (need > panel->height()) resizeDocks({dock}, {dock->height() - panel->height() + need}, Qt::Vertical);
 }
 
 void MainWindow::resetLayout() {
@@ -237,6 +247,25 @@ void MainWindow::toggleMaximisedView(QWidget* view) { layout_->toggleMaximised(v
 
 bool MainWindow::isViewMaximised() const { return layout_->isMaximised(); }
 
+bool MainWindow::eventFilter(QObject* watched, QEvent* e) {
+    // QDockWidget floats (or re-docks) itself on a double-click on its title bar; here that
+    // toggles maximising the view. A dock the user floated with its float button keeps Qt's
+    // double-click, which docks it again; the maximised dock (floating over the window)
+    // restores the layout.
+    auto* dock = qobject_cast<QDockWidget*>(watched);
+    if (dock && e->type() == QEvent::MouseButtonDblClick) {
+        const auto* me = static_cast<QMouseEvent*>(e);
+        // The title bar is the part of the dock its content does not cover.
+        const bool onTitle = dock->widget() && !dock->widget()->geometry().contains(me->position().toPoint()) &&
+                             dock->rect().contains(me->position().toPoint());
+        if (me->button() == Qt::LeftButton && onTitle && (!dock->isFloating() || isViewMaximised())) {
+            toggleMaximisedView(dock);
+            return true;
+        }
+    }
+    return QMainWindow::eventFilter(watched, e);
+}
+
 void MainWindow::createLayoutActions() {
     viewMenu_->addSeparator();
     auto* reset = viewMenu_->addAction(tr("&Reset layout"), this, &MainWindow::resetLayout);
@@ -245,13 +274,15 @@ void MainWindow::createLayoutActions() {
     auto* maximise = viewMenu_->addAction(tr("&Maximise current view"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_M),
                                           this, [this] { toggleMaximisedView(); });
     maximise->setObjectName("maximiseViewAction");
-    maximise->setToolTip(tr("The view with the keyboard focus (or the grid) fills the window; again to restore"));
+    maximise->setToolTip(tr("The view with the keyboard focus (or the grid) fills the window; again to restore. "
+                            "Double-clicking a view's title bar does the same for that view."));
 }
 
 QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString& name, Qt::DockWidgetArea area,
                                  bool scrollable) {
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(name);
+    dock->installEventFilter(this);  // title bar double-click maximises (eventFilter)
     if (scrollable) {
         auto* scroll = new QScrollArea(dock);
         scroll->setWidgetResizable(true);

@@ -76,6 +76,8 @@ public:
     void resetLayout();
     /// View > Maximise current view: `view` (a dock, or the central grid; null = the one
     /// with the focus, else the last one used) fills the window; called again, restores.
+    /// A double-click on a docked view's title bar does the same for that view (Qt's
+    /// default, floating the dock, stays on the title bar's float button).
     void toggleMaximisedView(QWidget* view = nullptr);
     bool isViewMaximised() const;
 
@@ -107,6 +109,11 @@ signals:
     void errorReported(const QString& operation, const QString& message);
 
 protected:
+    /// Double-click on a dock's title bar: toggleMaximisedView(dock) instead of floating it.
+    bool eventFilter(QObject* watched, QEvent* e) override;
+    /// Grows the Models dock (taking from the Prompt dock) until the models' summary under
+    /// the form is shown whole, e.g. once drafter B's line is added; never shrinks it.
+    void fitModelsDock();
     void closeEvent(QCloseEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;

@@ -84,6 +84,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     dtype_->addItems({"float32", "bfloat16"});
     load_ = new QPushButton(tr("Load models"), this);
     status_ = new QLabel(tr("No models loaded. Drop a model directory onto the window or choose one."), this);
+    status_->setObjectName("modelStatus");
     status_->setWordWrap(true);
     status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     changed_ = new QLabel(this);

@@ -25,6 +25,16 @@
 
 namespace draftscope {
 
+namespace {
+/// Data roles of the prompt-set list's items.
+enum PromptSetRole : int {
+    kSearchRole = Qt::UserRole + 1,  ///< id + text: what the search field filters
+    kTextRole,                       ///< the prompt text the editor gets
+    kChatRole,                       ///< whether it is a chat prompt
+    kIdRole,                         ///< the entry's id
+};
+}  // namespace
+
 bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString* error) {
     try {
         auto parsed = parseTreeBudgets(text.toStdString());
@@ -113,15 +123,15 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     filter_ = new QSortFilterProxyModel(this);
     filter_->setSourceModel(setModel_);
     filter_->setFilterCaseSensitivity(Qt::CaseInsensitive);
-    filter_->setFilterRole(Qt::UserRole + 1);  // id + text
+    filter_->setFilterRole(kSearchRole);
     list_ = new QListView(this);
     list_->setModel(filter_);
     list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     list_->setMaximumHeight(140);
     connect(search_, &QLineEdit::textChanged, filter_, &QSortFilterProxyModel::setFilterFixedString);
     connect(list_, &QListView::clicked, this, [this](const QModelIndex& idx) {
-        editor_->setPlainText(idx.data(Qt::UserRole + 2).toString());
-        chat_->setChecked(idx.data(Qt::UserRole + 3).toBool());
+        editor_->setPlainText(idx.data(kTextRole).toString());
+        chat_->setChecked(idx.data(kChatRole).toBool());
     });
     auto* loadSet = new QPushButton(tr("Load prompt set..."), this);
     connect(loadSet, &QPushButton::clicked, this, [this] {
@@ -149,6 +159,13 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     progress_->setValue(0);
     progress_->setFormat(tr("%v / %m tokens"));
     progress_->setObjectName("runProgress");
+    // The stage ("drafter B: DDTree budget 32 (4 of 4)", "done: A: chain, ...; B: ...") gets
+    // its own wrapping line: in the bar it would be cut at the panel's width.
+    stage_ = new QLabel(this);
+    stage_->setObjectName("runStage");
+    stage_->setWordWrap(true);
+    stage_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    stage_->setVisible(false);
 
     recorded_ = new QLabel(this);
     recorded_->setObjectName("recordedPromptNote");
@@ -188,6 +205,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     layout->addLayout(toggles);
     layout->addLayout(settings);
     layout->addLayout(buttons);
+    layout->addWidget(stage_);
     layout->addWidget(progress_);
 
     connect(run_, &QPushButton::clicked, this, [this] { emit runRequested(request()); });
@@ -200,6 +218,10 @@ AnalysisRequest PromptPanel::request() const {
     r.prompt.text = editor_->toPlainText().toStdString();
     r.prompt.chat = chat_->isChecked();
     r.prompt.thinking = thinking_->isChecked();
+    const QString text = editor_->toPlainText();
+    for (int i = 0; i < setModel_->rowCount() && r.promptId.isEmpty(); ++i)
+        if (setModel_->item(i)->data(kTextRole).toString() == text)
+            r.promptId = setModel_->item(i)->data(kIdRole).toString();
     r.settings.maxNewTokens = maxNew_->value();
     r.settings.ignoreEos = ignoreEos_->isChecked();
     r.settings.loop = static_cast<LoopRevision>(loop_->currentData().toInt());
@@ -263,9 +285,10 @@ void PromptPanel::setPromptSet(const QVector<PromptEntry>& prompts) {
         QString firstLine = p.text.section('\n', 0, 0).trimmed();
         if (firstLine.size() > 60) firstLine = firstLine.left(57) + "...";
         auto* item = new QStandardItem(QStringLiteral("%1  %2").arg(p.id, firstLine));
-        item->setData(p.id + " " + p.text, Qt::UserRole + 1);
-        item->setData(p.text, Qt::UserRole + 2);
-        item->setData(p.chat, Qt::UserRole + 3);
+        item->setData(p.id + " " + p.text, kSearchRole);
+        item->setData(p.text, kTextRole);
+        item->setData(p.chat, kChatRole);
+        item->setData(p.id, kIdRole);
         item->setToolTip(p.text.left(500));
         setModel_->appendRow(item);
     }
@@ -278,13 +301,15 @@ void PromptPanel::setBusy(bool busy) {
     cancel_->setEnabled(busy);
 }
 
-void PromptPanel::setStage(const QString& stage) {
-    progress_->setFormat(stage.isEmpty() ? tr("%v / %m tokens") : tr("%1: %v / %m tokens").arg(stage));
+void PromptPanel::setStage(const QString& stage) { setProgressText(stage); }
+
+void PromptPanel::setProgressText(const QString& text) {
+    stage_->setText(text);
+    stage_->setToolTip(text);
+    stage_->setVisible(!text.isEmpty());
 }
 
-void PromptPanel::setProgressText(const QString& text) { progress_->setFormat(text); }
-
-QString PromptPanel::progressText() const { return progress_->text(); }
+QString PromptPanel::progressText() const { return stage_->text(); }
 
 void PromptPanel::setProgress(qint64 done, qint64 total) {
     progress_->setRange(0, static_cast<int>(std::max<qint64>(total, 1)));

@@ -32,6 +32,8 @@ class PromptPanel : public QWidget {
     Q_OBJECT
 public:
     explicit PromptPanel(QWidget* parent = nullptr);
+    /// The editor's prompt and the settings. promptId is the id of the prompt-set entry whose
+    /// text the editor holds unchanged (picked from the list, or the --demo sample), else empty.
     AnalysisRequest request() const;
     void setPromptText(const QString& text);
     QString promptText() const;
@@ -49,11 +51,13 @@ public:
     QString ddtreeBudgetError() const;
     void setBusy(bool busy);
     void setProgress(qint64 done, qint64 total);
-    /// Names the run the progress bar counts, e.g. "DDTree budget 8 (2 of 4)".
+    /// Names the run the progress bar counts, e.g. "drafter B: DDTree budget 8 (2 of 4)",
+    /// in the line above the bar (which counts "done / total tokens").
     void setStage(const QString& stage);
-    /// Replaces the progress bar's text by `text` (e.g. "cancelled (kept: chain)") until
-    /// the next setStage().
+    /// Replaces that line by `text` (e.g. "cancelled (kept: chain)") until the next
+    /// setStage(). The line wraps at the panel's width (never clipped); its tooltip repeats it.
     void setProgressText(const QString& text);
+    /// The line above the progress bar: the stage, or the text set by setProgressText().
     QString progressText() const;
     /// Fills the editor and the settings with a recorded run's prompt and settings and says
     /// so in a line above the editor (`source`, e.g. "prompt 'p3' of R.dsresults"); an empty
@@ -89,6 +93,7 @@ private:
     QPushButton* run_;
     QPushButton* cancel_;
     QProgressBar* progress_;
+    QLabel* stage_;  ///< the run being counted, or how the analysis ended (wraps)
     QLabel* recorded_;
 };
 

@@ -24,7 +24,7 @@ RunBundlePtr bundleFromResults(const ResultsFile& r, std::size_t prompt, int dra
     auto b = std::make_shared<RunBundle>();
     b->requestId = requestId;
     b->prompt = p.prompt;
-    b->promptLabel = QString::fromStdString(p.id);
+    b->promptLabel = promptLabelOf(p.prompt, QString::fromStdString(p.id));
     b->run = dr.run;
     // "Load recorded models" loads the shown drafter alone, as engine drafter 0.
     b->run.settings.drafter = 0;

@@ -20,8 +20,8 @@ namespace draftscope {
 struct RunBundle {
     quint64 requestId = 0;
     PromptSpec prompt;
-    /// The prompt's id where it has one (a results file's prompt id, a prompt-set entry);
-    /// figure titles use it, else the prompt's first line.
+    /// What figure titles call the prompt: promptLabelOf() its id (a results file's prompt
+    /// id, the chosen prompt-set entry of a live run) or its first line.
     QString promptLabel;
     RunResult run;
     std::vector<TreeRunResult> treeRuns;
@@ -50,17 +50,22 @@ inline QString drafterNameOf(const RunBundle& b) {
     return QString::fromStdString(b.drafter.directory).section(QLatin1Char('/'), -1, -1, QString::SectionSkipEmpty);
 }
 
-/// The title line of an exported figure: "prompt <id or first line>, drafter <letter>:
+/// The name a prompt goes by in figure titles: `id` when it has one (a results file's
+/// prompt id, the prompt-set entry a live run was started from, e.g. a bundled sample
+/// prompt); else its first non-empty line in double quotes, elided to 40 characters
+/// ("…" last); a token-id prompt without an id: "ids[n]".
+inline QString promptLabelOf(const PromptSpec& p, const QString& id) {
+    if (!id.isEmpty()) return id;
+    if (p.kind == PromptSpec::Kind::Ids) return QStringLiteral("ids[%1]").arg(p.ids.size());
+    QString line = QString::fromStdString(p.text).trimmed().section(QLatin1Char('\n'), 0, 0).trimmed();
+    if (line.size() > 40) line = line.left(39) + QChar(0x2026);
+    return QLatin1Char('"') + line + QLatin1Char('"');
+}
+
+/// The title line of an exported figure: "prompt <promptLabel>, drafter <letter>:
 /// <drafter directory name>" (no letter: "drafter <name>").
 inline QString figureTitleOf(const RunBundle& b, const QString& letter) {
-    QString prompt = b.promptLabel;
-    if (prompt.isEmpty()) {
-        prompt = b.prompt.kind == PromptSpec::Kind::Ids
-                     ? QStringLiteral("ids[%1]").arg(b.prompt.ids.size())
-                     : QString::fromStdString(b.prompt.text).trimmed().section(QLatin1Char('\n'), 0, 0).trimmed();
-        if (prompt.size() > 40) prompt = prompt.left(39) + QChar(0x2026);
-        prompt = QLatin1Char('"') + prompt + QLatin1Char('"');
-    }
+    const QString prompt = b.promptLabel.isEmpty() ? promptLabelOf(b.prompt, {}) : b.promptLabel;
     return QStringLiteral("prompt %1, drafter %2%3").arg(prompt, letter.isEmpty() ? QString() : letter + ": ", drafterNameOf(b));
 }
 
