@@ -273,7 +273,7 @@ private slots:
         w.promptPanel()->setDdtreeBudgets({});
         QCOMPARE(w.promptPanel()->request().promptId, QString("fibonacci"));
         QString err;
-        QVERIFY2(w.loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QCOMPARE(w.lastResult()->promptLabel, QString("fibonacci"));
         QTemporaryDir dir;
         w.exportAllFigures(dir.path(), &err);
