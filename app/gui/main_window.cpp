@@ -107,7 +107,7 @@ QDockWidget* MainWindow::dock(const char* name) const { return findChild<QDockWi
 void MainWindow::createDocks() {
     Workbench* wb = workbench_;
     addDock(modelPanel_, tr("Models"), "modelsDock", Qt::LeftDockWidgetArea);
-    addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea, true);
+    addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea);
     auto* output = addDock(wb->stripView(), tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
     auto* acc = addDock(wb->acceptance(), tr("Acceptance"), "acceptanceDock", Qt::RightDockWidgetArea, true);
     auto* masks = addDock(wb->maskView(), tr("Masks"), "maskDock", Qt::RightDockWidgetArea, true);

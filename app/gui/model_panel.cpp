@@ -1,4 +1,6 @@
 #include "gui/model_panel.h"
+
+#include <algorithm>
 #include "gui/dialog_dirs.h"
 
 #include <QCheckBox>
@@ -144,7 +146,11 @@ void ModelPanel::setDrafterBDir(const QString& dir) {
     compare_->setChecked(!dir.isEmpty());
 }
 bool ModelPanel::isComparing() const { return compare_->isChecked(); }
-void ModelPanel::setStatus(const QString& text) { status_->setText(text); }
+void ModelPanel::setStatus(const QString& text) {
+    status_->setText(text);
+    // The form layout gives a word-wrapped label its one-line height: ask for the wrapped one.
+    status_->setMinimumHeight(status_->heightForWidth(std::max(status_->width(), 200)));
+}
 QString ModelPanel::status() const { return status_->text(); }
 
 void ModelPanel::rememberRecent(const ModelRequest& r) {

@@ -49,6 +49,7 @@ bool parseDdtreeBudgets(const QString& text, std::vector<int>* budgets, QString*
 PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     setObjectName("PromptPanel");
     editor_ = new QPlainTextEdit(this);
+    editor_->setMinimumHeight(4 * editor_->fontMetrics().lineSpacing() + 8);  // scrolls below that
     editor_->setObjectName("promptEditor");
     editor_->setPlaceholderText(tr("Prompt text (raw, tokenized as is unless 'Chat template' is on)"));
     editor_->setFont(QFont("DejaVu Sans Mono"));
@@ -128,6 +129,8 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     list_->setModel(filter_);
     list_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     list_->setMaximumHeight(140);
+    // Three rows at least: the Prompt dock gives up height to the Models dock (compare mode).
+    list_->setMinimumHeight(3 * list_->fontMetrics().lineSpacing() + 8);
     connect(search_, &QLineEdit::textChanged, filter_, &QSortFilterProxyModel::setFilterFixedString);
     connect(list_, &QListView::clicked, this, [this](const QModelIndex& idx) {
         editor_->setPlainText(idx.data(kTextRole).toString());
