@@ -18,6 +18,7 @@
 #include <cmath>
 #include <QFile>
 #include <QTableView>
+#include <QImage>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -304,6 +305,37 @@ private slots:
         steps.readLine();
         steps.readLine();
         QVERIFY(steps.readLine().trimmed().endsWith(",1"));  // step 1 position 2
+        // A clipped last block (the current loop): the cells past it are blank in the figure,
+        // as on screen, not filled black (no 6x6 square of pure black anywhere).
+        auto clipped = handMadeRun();
+        {  // block of 2 at the end of max-new: one drafted token, accepted, then the bonus
+            auto& last = clipped.steps.back();
+            last.drafted.resize(1);
+            last.targetTokens.resize(2);
+            last.acceptedCount = 1;
+            last.bonusToken = last.targetTokens[1];
+            for (auto* v : {&last.draftProb, &last.targetProbOfDraft, &last.targetProbOfTarget}) v->resize(1);
+            last.targetRankInDraft.resize(1);
+            last.draftTopIds.resize(1);
+            last.draftTopProbs.resize(1);
+        }
+        grid.model()->setComparison(RunResult{}, {});
+        grid.model()->setRun(clipped, piece);
+        QVERIFY(!grid.model()->index(1, 3).data(Qt::BackgroundRole).isValid());
+        QTemporaryDir clippedDir;
+        grid.exportAll(clippedDir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        const QImage png(clippedDir.filePath("block_agreement_b.png"));
+        QVERIFY(!png.isNull());
+        bool blackSquare = false;
+        for (int y = 0; y + 6 <= png.height() && !blackSquare; ++y)
+            for (int x = 0; x + 6 <= png.width() && !blackSquare; ++x) {
+                bool all = true;
+                for (int dy = 0; dy < 6 && all; ++dy)
+                    for (int dx = 0; dx < 6 && all; ++dx) all = (png.pixel(x + dx, y + dy) & 0xffffff) == 0;
+                blackSquare = all;
+            }
+        QVERIFY(!blackSquare);
     }
 
     void outputStripAcceptedBy() {

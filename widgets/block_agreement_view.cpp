@@ -253,7 +253,9 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
         for (int c = 0; c < model_->columnCount(); ++c) {
             const auto idx = model_->index(r, c);
             const QRect cell(kHeaderW + c * kCellW, y, kCellW, kCellH);
-            p->fillRect(cell, idx.data(Qt::BackgroundRole).value<QColor>());
+            // Cells past a clipped last block (current loop) have no data: paper, not black.
+            const QVariant background = idx.data(Qt::BackgroundRole);
+            p->fillRect(cell, background.isValid() ? background.value<QColor>() : QColor(Qt::white));
             p->setPen(QColor(0xbb, 0xbb, 0xbb));
             p->drawRect(cell);
             p->setPen(idx.data(Qt::ForegroundRole).value<QColor>());

@@ -181,7 +181,13 @@ void MainWindow::connectController() {
     // Each run (chain, every DDTree budget) is shown as soon as it is done.
     connect(controller_, &AnalysisController::partialResult, this, [this](const RunBundlePtr& b) { showLive(b, false); });
     connect(controller_, &AnalysisController::analysisFinished, this, [this](const RunBundlePtr& b) {
-        if (followsLive_) promptPanel_->setProgressText(tr("done: %1").arg(Workbench::runsLabel(*b)));
+        if (followsLive_) {
+            promptPanel_->setProgressText(tr("done: %1").arg(Workbench::runsLabel(*b)));
+            // The last verify step commits past the last progress report: the bar ends at the
+            // tokens generated (fewer than max new when a stop token ended the run).
+            const auto generated = static_cast<qint64>(b->run.outputIds.size() - b->run.promptIds.size());
+            promptPanel_->setProgress(generated, std::max<qint64>(b->run.settings.maxNewTokens, generated));
+        }
         showLive(b, true);
         updateResultsTitle();
     });

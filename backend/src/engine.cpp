@@ -330,7 +330,7 @@ DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, LoopRevision r
         const auto P = static_cast<std::int64_t>(ids.size());
         auto cache = target.makeCache();
         const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
-                                        {drafter.featureIndices(), P - 1, {}, {}});
+                                        {drafter.featureIndices(), P - 1, {}, {}, {}});
         const auto anchor = pre.logits.argmax(-1).item<std::int64_t>();
         std::vector<std::int64_t> block(static_cast<std::size_t>(drafter.blockSize()), drafter.config().maskTokenId);
         block[0] = anchor;
@@ -365,7 +365,7 @@ ForwardResult Engine::forward(const PromptSpec& prompt) {
         std::vector<std::int64_t> all;
         for (std::int64_t i = 0; i <= c.numLayers; ++i) all.push_back(i);
         auto cache = target.makeCache();
-        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}});
+        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}, {}});
         r.hiddenStates = toFloatVector(at::stack(out.hidden));
         r.logits = toFloatVector(out.logits);
         return r;
@@ -395,7 +395,7 @@ std::vector<ForwardResult> Engine::forwardSteps(const std::vector<std::vector<st
         r.numLayers = c.numLayers;
         r.hiddenSize = c.hiddenSize;
         r.vocabSize = c.vocabSize;
-        const auto o = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}});
+        const auto o = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}, {}});
         r.hiddenStates = toFloatVector(at::stack(o.hidden));
         r.logits = toFloatVector(o.logits);
         out.push_back(std::move(r));
@@ -416,7 +416,7 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revis
         r.vocabSize = target.config().vocabSize;
         auto cache = target.makeCache();
         const auto pre = target.forward(at::tensor(r.promptIds, at::TensorOptions().dtype(at::kLong)), cache,
-                                        {drafter.featureIndices(), P - 1, {}, {}});
+                                        {drafter.featureIndices(), P - 1, {}, {}, {}});
         r.anchor = pre.logits.argmax(-1).item<std::int64_t>();
         std::vector<std::int64_t> block(static_cast<std::size_t>(r.blockSize), drafter.config().maskTokenId);
         block[0] = r.anchor;
@@ -455,7 +455,7 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
                         std::to_string(promptLength) + " holds no full block of " + std::to_string(B));
         const auto longOpts = at::TensorOptions().dtype(at::kLong);
         auto cache = target.makeCache();
-        const auto fw = target.forward(at::tensor(ids, longOpts), cache, {drafter.featureIndices(), T, {}, {}});
+        const auto fw = target.forward(at::tensor(ids, longOpts), cache, {drafter.featureIndices(), T, {}, {}, {}});
         const auto features = at::cat(fw.hidden, -1);  // [T, K*H]
         auto draftCache = drafter.makeCache();
         const auto mask = drafter.config().maskTokenId;
@@ -496,7 +496,7 @@ DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int dr
         const auto B = std::min<std::int64_t>(drafter.blockSize(), static_cast<std::int64_t>(st.drafted.size()) + 1);
         auto cache = target.makeCache();
         const auto pre = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
-                                        {drafter.featureIndices(), st.start, {}, {}});
+                                        {drafter.featureIndices(), st.start, {}, {}, {}});
         std::vector<std::int64_t> block(static_cast<std::size_t>(B), drafter.config().maskTokenId);
         block[0] = st.anchor;
         auto draftCache = drafter.makeCache();
@@ -536,7 +536,7 @@ HiddenStateStats Engine::hiddenStateStats(const PromptSpec& sequence, int drafte
         const auto& tc = target.config();
         auto cache = target.makeCache();
         const auto indices = drafter.featureIndices();
-        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {indices, T, {}, {}});
+        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {indices, T, {}, {}, {}});
         for (std::size_t i = 0; i < indices.size(); ++i) {
             auto s = seriesStats(out.hidden[i], histogramBins);
             const auto id = indices[i] - 1;
