@@ -126,6 +126,8 @@ void ModelPanel::updateChangedState() {
                                    "Load models now).")
                               : QString());
     changed_->setVisible(differs);
+    // As the summary: the form gives a wrapped label one line unless it asks for more.
+    changed_->setMinimumHeight(differs ? changed_->heightForWidth(std::max(changed_->width(), 200)) : 0);
     load_->setText(differs ? tr("Load models (fields changed)") : tr("Load models"));
 }
 
