@@ -479,6 +479,18 @@ private slots:
         QVERIFY(csv.open(QIODevice::ReadOnly));
         QCOMPARE(csv.readLine().trimmed(), QByteArray("quantity,A: good,B: leak,B - A,differs"));
         QCOMPARE(csv.readLine().trimmed(), QByteArray("tau,3.0000,2.3333,-0.6667,yes"));
+        // Long directories: the last two components on screen (narrow columns), the whole path
+        // in the tooltip and the export; paths that end alike still differ.
+        da.directory = "/data/runs/exp1/drafters/ckpt";
+        db.directory = "/data/runs/exp2/drafters/ckpt";
+        view.setComparison({"A", da, handMadeRun(), {}}, {"B", db, handMadeRunB(), {}});
+        QCOMPARE(row("directory"), (QStringList{"directory", "\u2026/drafters/ckpt", "\u2026/drafters/ckpt", "", "yes"}));
+        const int dirRow = view.rowOf("directory");
+        QCOMPARE(view.table()->item(dirRow, 1)->toolTip(), QString("/data/runs/exp1/drafters/ckpt"));
+        QVERIFY(view.exportAll(dir.path(), &err).size() == 2 && err.isEmpty());
+        QFile csv2(dir.filePath("ab_summary.csv"));
+        QVERIFY(csv2.open(QIODevice::ReadOnly));
+        QVERIFY(csv2.readAll().contains("directory,/data/runs/exp1/drafters/ckpt,/data/runs/exp2/drafters/ckpt,,yes"));
     }
 
     void exportsAreValid() {

@@ -14,6 +14,16 @@
 
 namespace draftscope {
 
+namespace {
+
+/// ".../parent/name" for a path with more than two components, else the path.
+QString shortPath(const QString& path) {
+    const QStringList parts = QDir::cleanPath(path).split('/', Qt::SkipEmptyParts);
+    return parts.size() > 2 ? QStringLiteral("\u2026/") + parts.mid(parts.size() - 2).join('/') : path;
+}
+
+}  // namespace
+
 double meanDraftProb(const RunResult& run, bool acceptedOnly) {
     double sum = 0;
     std::int64_t n = 0;
@@ -105,7 +115,16 @@ void ComparisonSummaryView::setComparison(const DrafterRuns& a, const DrafterRun
     for (const auto& ta : a.trees)
         for (const auto& tb : b.trees)
             if (ta.budget == tb.budget) num(tr("DDTree tau, budget %1").arg(ta.budget), ta.tau, tb.tau);
-    text(tr("directory"), QString::fromStdString(a.drafter.directory), QString::fromStdString(b.drafter.directory));
+    {  // The last two path components on screen (the columns stay narrow); the whole path in
+       // the tooltip and in CSV/JSON exports.
+        const QString da = QString::fromStdString(a.drafter.directory), db = QString::fromStdString(b.drafter.directory);
+        add(tr("directory"), shortPath(da), shortPath(db), QString(), da != db);
+        for (int c = 1; c <= 2; ++c) {
+            QStandardItem* it = table_->item(table_->rowCount() - 1, c);
+            it->setToolTip(c == 1 ? da : db);
+            it->setData(c == 1 ? da : db, kExportRole);
+        }
+    }
     integer(tr("drafter layers"), a.drafter.numLayers, b.drafter.numLayers);
     integer(tr("block size"), a.drafter.blockSize, b.drafter.blockSize);
     text(tr("tapped target layers"), ids(a.drafter.targetLayerIds) + (a.drafter.targetLayerIdsDerived ? tr(" (derived)") : ""),
