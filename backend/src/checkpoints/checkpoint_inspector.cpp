@@ -1,13 +1,13 @@
 #include "draftscope/inspector.h"
 #include "draftscope/masks.h"
 
-#include "dflash_drafter.h"
+#include "checkpoints/training_checkpoint.h"
+#include "checkpoints/weight_loader.h"
 #include "draftscope/errors.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
-#include "target_model.h"
-#include "training_checkpoint.h"
-#include "weight_loader.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
 
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>

@@ -1,7 +1,7 @@
-#include "weight_loader.h"
+#include "checkpoints/weight_loader.h"
 
+#include "core/torch_compat.h"
 #include "draftscope/errors.h"
-#include "torch_compat.h"
 
 #include <nlohmann/json.hpp>
 

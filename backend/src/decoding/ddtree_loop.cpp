@@ -1,4 +1,4 @@
-#include "ddtree_loop.h"
+#include "decoding/ddtree_loop.h"
 
 #include "draftscope/ddtree.h"
 #include "draftscope/errors.h"

@@ -1,8 +1,8 @@
-#include "dflash_drafter.h"
+#include "models/dflash_drafter.h"
 
+#include "core/torch_compat.h"
 #include "draftscope/errors.h"
 #include "draftscope/masks.h"
-#include "torch_compat.h"
 
 #include <cmath>
 #include <numeric>

@@ -1,7 +1,7 @@
-#include "gated_attention.h"
+#include "models/gated_attention.h"
 
-#include "torch_compat.h"
-#include "weight_loader.h"
+#include "checkpoints/weight_loader.h"
+#include "core/torch_compat.h"
 
 #include <cmath>
 

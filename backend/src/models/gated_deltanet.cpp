@@ -1,7 +1,7 @@
-#include "gated_deltanet.h"
+#include "models/gated_deltanet.h"
 
+#include "checkpoints/weight_loader.h"
 #include "draftscope/errors.h"
-#include "weight_loader.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,8 +1,8 @@
-#include "dflash_loop.h"
+#include "decoding/dflash_loop.h"
 
+#include "core/torch_compat.h"
 #include "draftscope/errors.h"
 #include "draftscope/speculative_sampling.h"
-#include "torch_compat.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 

@@ -3,10 +3,10 @@
 // forward with an ancestor-only visibility mask, walk the target's choices, compact the KV
 // cache to the accepted path (DFLASH.md section 5; reference: the official DDTree code).
 
-#include "dflash_drafter.h"
 #include "draftscope/ddtree.h"
 #include "draftscope/run_types.h"
-#include "target_model.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
 
 #include <atomic>
 

@@ -1,8 +1,8 @@
-#include "layers.h"
+#include "models/layers.h"
 
+#include "checkpoints/weight_loader.h"
+#include "core/torch_compat.h"
 #include "draftscope/errors.h"
-#include "torch_compat.h"
-#include "weight_loader.h"
 
 #include <cmath>
 

@@ -4,8 +4,8 @@
 
 #include "draftscope/model_config.h"
 #include "draftscope/run_types.h"
-#include "layers.h"
-#include "target_model.h"
+#include "models/layers.h"
+#include "models/target_model.h"
 
 #include <ATen/ATen.h>
 

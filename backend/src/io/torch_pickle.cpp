@@ -1,4 +1,4 @@
-#include "torch_pickle.h"
+#include "io/torch_pickle.h"
 
 #include "draftscope/errors.h"
 

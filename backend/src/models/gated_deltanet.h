@@ -5,7 +5,7 @@
 // `torch_recurrent_gated_delta_rule`, `Qwen3_5RMSNormGated`. Activations are 2-D [T, H].
 
 #include "draftscope/model_config.h"
-#include "layers.h"
+#include "models/layers.h"
 
 #include <ATen/ATen.h>
 

@@ -1,7 +1,7 @@
-#include "target_model.h"
+#include "models/target_model.h"
 
+#include "core/torch_compat.h"
 #include "draftscope/errors.h"
-#include "torch_compat.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,9 +2,9 @@
 // The DFlash verification loop (DFLASH.md sections 4 and 10; reference: `spec_generate` /
 // `dflash_generate` in the official DFlash code, April 2026 and current revisions).
 
-#include "dflash_drafter.h"
 #include "draftscope/run_types.h"
-#include "target_model.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
 
 #include <atomic>
 #include <functional>

@@ -6,12 +6,12 @@
 // modeling_qwen3_moe.py (eager attention) and modeling_qwen3_5.py / modeling_qwen3_5_moe.py /
 // modeling_qwen3_next.py (torch fallbacks, no fla kernels).
 
+#include "checkpoints/weight_loader.h"
 #include "draftscope/model_config.h"
-#include "gated_attention.h"
-#include "gated_deltanet.h"
-#include "layers.h"
-#include "moe_mlp.h"
-#include "weight_loader.h"
+#include "models/gated_attention.h"
+#include "models/gated_deltanet.h"
+#include "models/layers.h"
+#include "models/moe_mlp.h"
 
 #include <ATen/ATen.h>
 

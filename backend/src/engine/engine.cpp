@@ -1,17 +1,17 @@
 #include "draftscope/engine.h"
 
-#include "dflash_drafter.h"
-#include "ddtree_loop.h"
-#include "dflash_loop.h"
+#include "checkpoints/training_checkpoint.h"
+#include "checkpoints/weight_loader.h"
+#include "core/torch_compat.h"
+#include "decoding/ddtree_loop.h"
+#include "decoding/dflash_loop.h"
 #include "draftscope/chat_template.h"
 #include "draftscope/errors.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
 #include "draftscope/tokenizer.h"
-#include "target_model.h"
-#include "torch_compat.h"
-#include "training_checkpoint.h"
-#include "weight_loader.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
 
 #include <nlohmann/json.hpp>
 

@@ -5,7 +5,7 @@
 // partial rotary on the first rotary dims, output o_proj(attn * sigmoid(gate)).
 
 #include "draftscope/model_config.h"
-#include "layers.h"
+#include "models/layers.h"
 
 #include <ATen/ATen.h>
 

@@ -1,9 +1,9 @@
-#include "training_checkpoint.h"
+#include "checkpoints/training_checkpoint.h"
 
 #include "draftscope/errors.h"
 #include "draftscope/safetensors.h"
 
-#include "torch_pickle.h"
+#include "io/torch_pickle.h"
 
 #include <dirent.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
-#include "moe_mlp.h"
+#include "models/moe_mlp.h"
 
+#include "checkpoints/weight_loader.h"
 #include "draftscope/errors.h"
-#include "weight_loader.h"
 
 namespace draftscope {
 

@@ -1,4 +1,4 @@
-#include "torch_compat.h"
+#include "core/torch_compat.h"
 
 #include "draftscope/errors.h"
 
