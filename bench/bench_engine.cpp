@@ -10,6 +10,7 @@
 #include "core/torch_compat.h"
 #include "decoding/dflash_loop.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
 #include "models/dflash_drafter.h"

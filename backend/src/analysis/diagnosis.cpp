@@ -2,6 +2,7 @@
 
 #include "draftscope/analysis.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/masks.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"

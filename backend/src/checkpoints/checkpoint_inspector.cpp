@@ -4,6 +4,7 @@
 #include "checkpoints/training_checkpoint.h"
 #include "checkpoints/weight_loader.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
 #include "models/dflash_drafter.h"

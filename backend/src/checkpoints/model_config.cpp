@@ -1,7 +1,7 @@
 #include "draftscope/model_config.h"
 
 #include "draftscope/errors.h"
-#include "draftscope/safetensors.h"
+#include "draftscope/file_io.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,6 +1,7 @@
 #include "checkpoints/training_checkpoint.h"
 
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/safetensors.h"
 
 #include "io/torch_pickle.h"

@@ -1,6 +1,6 @@
 #include "draftscope/sha256.h"
 
-#include "draftscope/safetensors.h"
+#include "draftscope/file_io.h"
 
 #include <array>
 #include <cstdint>

@@ -1,7 +1,7 @@
 #include "draftscope/prompt_set.h"
 
 #include "draftscope/errors.h"
-#include "draftscope/safetensors.h"
+#include "draftscope/file_io.h"
 
 #include <nlohmann/json.hpp>
 

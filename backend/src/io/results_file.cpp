@@ -1,6 +1,7 @@
 #include "draftscope/results_file.h"
 
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 

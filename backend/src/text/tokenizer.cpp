@@ -5,7 +5,7 @@
 
 #include "draftscope/tokenizer.h"
 
-#include "draftscope/safetensors.h"
+#include "draftscope/file_io.h"
 
 #include "draftscope/errors.h"
 
