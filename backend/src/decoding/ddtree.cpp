@@ -2,22 +2,28 @@
 
 #include "draftscope/errors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <queue>
 
 namespace draftscope {
 
-bool DraftTree::isAncestorOrSelf(int a, int b) const {
-    for (int n = b; n >= 0; n = parents[static_cast<std::size_t>(n)])
-        if (n == a) return true;
-    return false;
-}
-
-std::vector<std::vector<std::uint8_t>> DraftTree::visibility() const {
-    const int n = size();
-    std::vector<std::vector<std::uint8_t>> v(static_cast<std::size_t>(n), std::vector<std::uint8_t>(static_cast<std::size_t>(n), 0));
-    for (int i = 0; i < n; ++i)
-        for (int j = i; j >= 0; j = parents[static_cast<std::size_t>(j)]) v[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = 1;
+std::vector<std::uint8_t> treeVisibility(const std::vector<int>& parents, std::int64_t pastColumns) {
+    if (pastColumns < 0) throw Error("tree mask: " + std::to_string(pastColumns) + " past columns (need >= 0)");
+    const auto n = static_cast<std::int64_t>(parents.size());
+    for (std::int64_t i = 0; i < n; ++i) {
+        const int p = parents[static_cast<std::size_t>(i)];
+        if (i == 0 ? p != -1 : (p < 0 || p >= i))
+            throw Error("tree mask: node " + std::to_string(i) + " has parent " + std::to_string(p) + ", expected " +
+                        (i == 0 ? std::string("-1 (the root)") : "one of the earlier nodes 0.." + std::to_string(i - 1)));
+    }
+    const std::int64_t cols = pastColumns + n;
+    std::vector<std::uint8_t> v(static_cast<std::size_t>(n * cols), 0);
+    for (std::int64_t i = 0; i < n; ++i) {
+        auto* row = v.data() + i * cols;
+        std::fill(row, row + pastColumns, std::uint8_t{1});
+        for (int j = static_cast<int>(i); j >= 0; j = parents[static_cast<std::size_t>(j)]) row[pastColumns + j] = 1;
+    }
     return v;
 }
 

@@ -93,12 +93,8 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         const std::int64_t past = targetCache.length();
         std::vector<std::int64_t> positions;
         for (int i = 0; i < N; ++i) positions.push_back(start + tree.depths[static_cast<std::size_t>(i)]);
-        auto visible = at::zeros({N, past + N}, at::TensorOptions().dtype(at::kBool));
-        visible.narrow(1, 0, past).fill_(true);
-        const auto vis = tree.visibility();
-        auto acc = visible.accessor<bool, 2>();
-        for (int i = 0; i < N; ++i)
-            for (int j = 0; j < N; ++j) acc[i][past + j] = vis[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] != 0;
+        auto vis = treeVisibility(tree.parents, past);  // [N, past + N]: the cache, then ancestors and self
+        const auto visible = at::from_blob(vis.data(), {N, past + N}, at::TensorOptions().dtype(at::kByte)).to(at::kBool);
         auto v = target.forward(at::tensor(tree.tokens, longOpts), targetCache,
                                 {featIdx, 0, at::tensor(positions, longOpts), visible, tree.parents});
         const auto choiceT = v.logits.argmax(-1).to(at::kCPU);
