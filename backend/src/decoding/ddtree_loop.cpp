@@ -34,7 +34,7 @@ DraftTree treeFromDraftLogits(std::int64_t anchor, const at::Tensor& draftLogits
 
 TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& promptIds, int budget, std::int64_t maxNew,
-                        LoopRevision revision, const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
+                        LoopRevision revision, const StopTokens& stops, const ProgressFn& progress,
                         const std::atomic<bool>* cancel) {
     const auto& tc = target.config();
     const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
@@ -69,7 +69,6 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
     out.push_back(anchor);
     std::int64_t start = P;
     const std::int64_t maxLen = P + maxNew;
-    auto isStop = [&](std::int64_t t) { return std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end(); };
     bool stop = false;
     const auto t1 = Clock::now();
 
@@ -134,21 +133,13 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         start += L;
         anchor = s.bonusToken;
         r.acceptanceLengths.push_back(static_cast<int>(L));
-        if (!stopIds.empty())
-            for (auto it = out.begin() + P; it != out.end(); ++it)
-                if (isStop(*it)) stop = true;
+        if (stops.firstStop(out, static_cast<std::size_t>(P))) stop = true;
         r.steps.push_back(std::move(s));
         if (progress) progress(std::min(start - P, maxNew), maxNew);
     }
     r.timing.decodeMs = msSince(t1);
     if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
-    if (!stopIds.empty())
-        for (std::size_t i = static_cast<std::size_t>(P); i < out.size(); ++i)
-            if (isStop(out[i])) {
-                out.resize(i + 1);
-                r.stoppedAtEos = true;
-                break;
-            }
+    r.stoppedAtEos = stops.cutAfterFirstStop(out, static_cast<std::size_t>(P));  // after the truncation
     r.outputIds = std::move(out);
     double sum = 0;
     for (int l : r.acceptanceLengths) sum += l;

@@ -5,6 +5,7 @@
 
 #include "draftscope/ddtree.h"
 #include "draftscope/run_types.h"
+#include "draftscope/stop_tokens.h"
 #include "models/dflash_drafter.h"
 #include "models/target_model.h"
 
@@ -13,7 +14,7 @@
 namespace draftscope {
 
 /// Runs the greedy DDTree loop with `budget` tree nodes per step. Termination, truncation
-/// and stop tokens as the official DDTree loop (April-style, whatever `revision`); `revision`
+/// and `stops` as the official DDTree loop (April-style, whatever `revision`); `revision`
 /// selects the drafter's rotary numerics only (DFlashDrafter::rotary). budget 0 verifies
 /// the anchor alone (plain decoding). Hybrid targets verify the tree through their Gated
 /// DeltaNet layers along each node's path (docs/ENGINE.md, "DDTree on hybrid targets").
@@ -21,7 +22,7 @@ namespace draftscope {
 /// true between steps.
 TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
                         const std::vector<std::int64_t>& promptIds, int budget, std::int64_t maxNewTokens,
-                        LoopRevision revision, const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
+                        LoopRevision revision, const StopTokens& stops, const ProgressFn& progress,
                         const std::atomic<bool>* cancel);
 
 /// The tree of one drafter call: top-k (k = min(budget, V)) log-probabilities per depth in

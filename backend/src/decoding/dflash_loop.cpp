@@ -83,7 +83,7 @@ std::vector<std::int64_t> rejectionTargetTokens(const at::Tensor& q, const at::T
 
 RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                     const std::vector<std::int64_t>& promptIds, const RunSettings& settings,
-                    const std::vector<std::int64_t>& stopIds, const ProgressFn& progress,
+                    const StopTokens& stops, const ProgressFn& progress,
                     const std::atomic<bool>* cancel) {
     const auto& tc = target.config();
     const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
@@ -134,11 +134,10 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     std::int64_t start = P;
     const std::int64_t maxLen = P + maxNew;
     const auto t1 = Clock::now();
-    auto isStop = [&](std::int64_t t) { return std::find(stopIds.begin(), stopIds.end(), t) != stopIds.end(); };
     // April loop, as its reference: even a stop token as the first anchor gets one verify
     // step; the stop check runs after each step over everything committed after the prompt.
     // Current loop: the run ends at the first stop token produced, the first anchor included.
-    bool stop = current && isStop(anchor);
+    bool stop = current && stops.isStop(anchor);
     // Current loop: the last slot of the P + max_new output is filled by the previous step.
     while ((current ? start + 1 < maxLen : start < maxLen) && !stop) {
         if (cancel && cancel->load()) throw Cancelled();
@@ -228,11 +227,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         produced.push_back(s.targetTokens[static_cast<std::size_t>(acc)]);
         if (current) {
             produced.resize(static_cast<std::size_t>(std::min<std::int64_t>(acc + 1, maxLen - start - 1)));
-            const auto firstStop = std::find_if(produced.begin(), produced.end(), isStop);
-            if (firstStop != produced.end()) {
-                produced.erase(firstStop + 1, produced.end());
-                stop = true;
-            }
+            if (stops.cutAfterFirstStop(produced, 0)) stop = true;
         }
         const auto n = static_cast<std::int64_t>(produced.size());
         s.acceptedCount = static_cast<int>(n - 1);
@@ -256,22 +251,15 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         ctx = at::cat({ctx, at::cat(v.hidden, -1).narrow(0, 0, n)});
         anchor = s.bonusToken;
         r.acceptanceLengths.push_back(static_cast<int>(n));
-        if (!current && !settings.ignoreEos)
-            for (auto it = out.begin() + P; it != out.end(); ++it)
-                if (isStop(*it)) stop = true;
+        if (!current && stops.firstStop(out, static_cast<std::size_t>(P))) stop = true;
         r.steps.push_back(std::move(s));
         if (progress) progress(std::min(start - P, maxNew), maxNew);
     }
     r.timing.decodeMs = msSince(t1);
 
     if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
-    if (!settings.ignoreEos)  // cut after the first stop token that survived the truncation
-        for (std::size_t i = static_cast<std::size_t>(P); i < out.size(); ++i)
-            if (isStop(out[i])) {
-                out.resize(i + 1);
-                r.stoppedAtEos = true;
-                break;
-            }
+    // Cut after the first stop token that survived the truncation.
+    r.stoppedAtEos = stops.cutAfterFirstStop(out, static_cast<std::size_t>(P));
     r.outputIds = std::move(out);
 
     // Aggregates (bonus token included in every acceptance length).
@@ -294,7 +282,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
 }
 
 std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vector<std::int64_t>& promptIds,
-                                       std::int64_t maxNew, const std::vector<std::int64_t>& stopIds,
+                                       std::int64_t maxNew, const StopTokens& stops,
                                        const std::atomic<bool>* cancel) {
     const auto& tc = target.config();
     const auto P = static_cast<std::int64_t>(promptIds.size());
@@ -313,7 +301,7 @@ std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vec
         const auto r = target.forward(next, cache, {{}, n - 1, {}, {}, {}});
         const auto token = r.logits.argmax(-1).item<std::int64_t>();
         out.push_back(token);
-        if (std::find(stopIds.begin(), stopIds.end(), token) != stopIds.end()) break;
+        if (stops.isStop(token)) break;
         next = at::tensor(std::vector<std::int64_t>{token}, longOpts);
     }
     return out;

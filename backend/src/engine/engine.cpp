@@ -7,8 +7,8 @@
 #include "decoding/dflash_loop.h"
 #include "draftscope/chat_template.h"
 #include "draftscope/errors.h"
-#include "draftscope/file_io.h"
 #include "draftscope/model_config.h"
+#include "draftscope/stop_tokens.h"
 #include "draftscope/tokenizer.h"
 #include "models/dflash_drafter.h"
 #include "models/target_model.h"
@@ -34,16 +34,6 @@ namespace {
 std::vector<float> toFloatVector(const at::Tensor& t) {
     const auto c = t.to(at::kCPU, at::kFloat).contiguous();
     return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
-}
-
-void addIds(std::vector<std::int64_t>& into, const nlohmann::json& v) {
-    auto add = [&](std::int64_t id) {
-        if (std::find(into.begin(), into.end(), id) == into.end()) into.push_back(id);
-    };
-    if (v.is_number_integer()) add(v.get<std::int64_t>());
-    else if (v.is_array())
-        for (const auto& e : v)
-            if (e.is_number_integer()) add(e.get<std::int64_t>());
 }
 
 ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const WeightReport& report,
@@ -164,19 +154,7 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         if (fs::exists(fs::path(dir) / "tokenizer.json"))
             tok = std::make_unique<Tokenizer>(Tokenizer::fromDirectory(dir));
 
-        std::vector<std::int64_t> stops = config.eosTokenIds;
-        const auto gen = fs::path(dir) / "generation_config.json";
-        if (fs::exists(gen)) {
-            try {
-                const std::string text = readFileToString(gen.string());
-                checkJsonDepth(text.data(), text.data() + text.size(), gen.string());
-                const auto j = nlohmann::json::parse(text);
-                if (j.is_object() && j.contains("eos_token_id")) addIds(stops, j["eos_token_id"]);
-            } catch (const nlohmann::json::exception& e) {
-                throw Error("'" + gen.string() + "' is not valid JSON: " + e.what());
-            }
-        }
-        if (tok && tok->eosTokenId()) addIds(stops, *tok->eosTokenId());
+        auto stops = targetStopTokenIds(dir, config.eosTokenIds, tok ? tok->eosTokenId() : std::nullopt);
 
         d_->drafters.clear();
         d_->drafterSummaries.clear();
@@ -297,9 +275,8 @@ RunResult Engine::run(const PromptSpec& prompt, const RunSettings& settings, con
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(settings.drafter);
         const auto ids = encodePrompt(prompt);
-        static const std::vector<std::int64_t> kNoStops;
-        auto r = runDFlash(*d_->target, drafter, ids, settings, settings.ignoreEos ? kNoStops : d_->stopIds,
-                           progress, cancel);
+        auto r = runDFlash(*d_->target, drafter, ids, settings, StopTokens(d_->stopIds, settings.ignoreEos), progress,
+                           cancel);
         r.device = d_->options.device;
         r.dtype = d_->options.dtype;
         return r;
@@ -313,9 +290,8 @@ TreeRunResult Engine::runTree(const PromptSpec& prompt, const RunSettings& setti
         const auto& drafter = d_->requireDrafter(settings.drafter);
         if (settings.temperature != 0.0)
             throw Error("DDTree runs are greedy here; got temperature " + std::to_string(settings.temperature));
-        static const std::vector<std::int64_t> kNoStops;
         auto r = runDDTree(*d_->target, drafter, encodePrompt(prompt), budget, settings.maxNewTokens, settings.loop,
-                           settings.ignoreEos ? kNoStops : d_->stopIds, progress, cancel);
+                           StopTokens(d_->stopIds, settings.ignoreEos), progress, cancel);
         return r;
     });
 }
@@ -347,8 +323,7 @@ std::vector<std::int64_t> Engine::greedy(const PromptSpec& prompt, std::int64_t 
     return guarded("greedy decoding", [&]() {
         c10::InferenceMode guard;
         const auto& target = d_->requireTarget();
-        static const std::vector<std::int64_t> kNoStops;
-        return greedyDecode(target, encodePrompt(prompt), maxNewTokens, ignoreEos ? kNoStops : d_->stopIds, cancel);
+        return greedyDecode(target, encodePrompt(prompt), maxNewTokens, StopTokens(d_->stopIds, ignoreEos), cancel);
     });
 }
 
