@@ -6,14 +6,15 @@
 // around each repetition and report the median; the loop itself runs unmodified (its one
 // synchronisation per step is the accepted count).
 
-#include "dflash_drafter.h"
-#include "dflash_loop.h"
+#include "checkpoints/weight_loader.h"
+#include "core/torch_compat.h"
+#include "decoding/dflash_loop.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
-#include "target_model.h"
-#include "torch_compat.h"
-#include "weight_loader.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
 
 #include <c10/core/InferenceMode.h>
 #include <nlohmann/json.hpp>

@@ -3,6 +3,7 @@
 // prompts and error messages. Put a helper here once a second suite needs it.
 
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/run_types.h"
 #include "draftscope/safetensors.h"
 

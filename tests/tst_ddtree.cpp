@@ -1,5 +1,6 @@
 // DDTree: tree construction (the DFLASH.md toy example and the official builds of
-// p0.drafter-good at budgets 8 and 32), the DDTree loop against the official goldens
+// p0.drafter-good at budgets 8 and 32), the tree mask (treeVisibility, which the loop
+// applies and the tree mask view draws) against the builds' visibility, the DDTree loop against the official goldens
 // (budgets 4/8/32, prompts 0-1), budget 0, a budget larger than the vocabulary, and the
 // refusal of a negative budget (hybrid targets: tst_hybrid_targets).
 
@@ -45,9 +46,12 @@ private slots:
         QCOMPARE(tail(t8.tokens), (std::vector<std::int64_t>{11, 21, 12, 31, 22, 31, 21, 31}));
         QCOMPARE(t8.parents, (std::vector<int>{-1, 0, 1, 0, 2, 1, 5, 3, 7}));
         // Visibility: each node sees its ancestors and itself.
-        const auto v = t8.visibility();
-        QCOMPARE(v[4], (std::vector<std::uint8_t>{1, 1, 1, 0, 1, 0, 0, 0, 0}));
-        QCOMPARE(v[8], (std::vector<std::uint8_t>{1, 0, 0, 1, 0, 0, 0, 1, 1}));
+        const auto v = treeVisibility(t8.parents);
+        QCOMPARE(v.size(), std::size_t(9 * 9));
+        QCOMPARE(std::vector<std::uint8_t>(v.begin() + 4 * 9, v.begin() + 5 * 9),
+                 (std::vector<std::uint8_t>{1, 1, 1, 0, 1, 0, 0, 0, 0}));
+        QCOMPARE(std::vector<std::uint8_t>(v.begin() + 8 * 9, v.end()),
+                 (std::vector<std::uint8_t>{1, 0, 0, 1, 0, 0, 0, 1, 1}));
         // Drafter probabilities of the nodes' own tokens.
         QVERIFY(std::fabs(t8.drafterProbs[1] - 0.6f) < 1e-6f);
         QVERIFY(std::fabs(t8.drafterProbs[2] - 0.5f) < 1e-6f);
@@ -67,6 +71,16 @@ private slots:
         QVERIFY(threw);
     }
 
+    void treeVisibilityRefusesNonTrees() {
+        QVERIFY(treeVisibility({}).empty());
+        QCOMPARE(treeVisibility({-1}, 2), (std::vector<std::uint8_t>{1, 1, 1}));
+        QVERIFY2(errorOf([] { treeVisibility({0, 0}); }).contains("node 0 has parent 0"),
+                 qPrintable(errorOf([] { treeVisibility({0, 0}); })));
+        QVERIFY2(errorOf([] { treeVisibility({-1, 0, 2}); }).contains("node 2 has parent 2, expected one of the earlier nodes 0..1"),
+                 qPrintable(errorOf([] { treeVisibility({-1, 0, 2}); })));
+        QVERIFY(!errorOf([] { treeVisibility({-1}, -1); }).isEmpty());
+    }
+
     void officialBuilds_data() {
         QTest::addColumn<int>("budget");
         QTest::newRow("budget8") << 8;
@@ -82,11 +96,20 @@ private slots:
         QCOMPARE(tail(t.tokens), g["tokens"].get<std::vector<std::int64_t>>());
         QCOMPARE(tail(t.depths), g["depths"].get<std::vector<int>>());
         QCOMPARE(t.parents, g["parents"].get<std::vector<int>>());
-        const auto vis = t.visibility();
+        // The one tree mask (treeVisibility): without past columns as the tree mask view draws
+        // its node block, with the cache's columns in front as the DDTree loop applies it.
         const auto gv = g["visibility"].get<std::vector<std::vector<int>>>();
-        QCOMPARE(vis.size(), gv.size());
-        for (std::size_t i = 0; i < vis.size(); ++i)
-            for (std::size_t j = 0; j < vis.size(); ++j) QCOMPARE(int(vis[i][j]), gv[i][j]);
+        const std::size_t n = gv.size();
+        QCOMPARE(static_cast<std::size_t>(t.size()), n);
+        for (const std::int64_t past : {std::int64_t(0), std::int64_t(1), std::int64_t(5)}) {
+            const auto vis = treeVisibility(t.parents, past);
+            const std::size_t cols = static_cast<std::size_t>(past) + n;
+            QCOMPARE(vis.size(), n * cols);
+            for (std::size_t i = 0; i < n; ++i) {
+                for (std::size_t k = 0; k < static_cast<std::size_t>(past); ++k) QCOMPARE(int(vis[i * cols + k]), 1);
+                for (std::size_t j = 0; j < n; ++j) QCOMPARE(int(vis[i * cols + static_cast<std::size_t>(past) + j]), gv[i][j]);
+            }
+        }
     }
 
     void ddtreeLoopGoldens_data() {

@@ -3,8 +3,8 @@
 // give clear Errors (never a crash); a .pt drafter runs exactly like its safetensors twin.
 
 // Torch headers first: ATen uses `slots` as an identifier, which Qt defines as a macro.
-#include "torch_pickle.h"
-#include "training_checkpoint.h"
+#include "checkpoints/training_checkpoint.h"
+#include "io/torch_pickle.h"
 
 #include <caffe2/serialize/inline_container.h>
 

@@ -4,6 +4,7 @@
 
 #include "acceptance_tree_view.h"
 #include "budget_sweep_plot.h"
+#include "draftscope/ddtree.h"
 #include "mask_view.h"
 #include "token_display.h"
 #include "tree_steps.h"
@@ -142,6 +143,10 @@ private slots:
         for (int r = 0; r < 9; ++r) QVERIFY(p.at(r, 0));
         QCOMPARE(p.visibleCount(), std::int64_t(26 + 9));
         QVERIFY(p.at(8, 1 + 7) && p.at(8, 1 + 3) && !p.at(8, 1 + 5));
+        // The drawn cells are the mask the DDTree loop applies (one past column here, one per
+        // cached position there): the same function's output.
+        QCOMPARE(m.visible, treeVisibility(s.parents, 0));
+        QCOMPARE(p.visible, treeVisibility(s.parents, 1));
     }
 
     void maskViewTreeMode() {

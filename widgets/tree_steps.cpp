@@ -25,18 +25,13 @@ std::vector<TreeNodeState> treeNodeStates(const TreeStep& step) {
 }
 
 MaskMatrix treeVerifyMask(const TreeStep& step, bool pastColumn) {
-    DraftTree tree;
-    tree.tokens = step.tokens;
-    tree.depths = step.depths;
-    tree.parents = step.parents;
-    const auto vis = tree.visibility();
-    const std::int64_t n = tree.size();
+    const auto n = static_cast<std::int64_t>(step.parents.size());
     const std::int64_t past = pastColumn ? 1 : 0;
     MaskMatrix m;
     m.rows = n;
     m.cols = n + past;
     m.contextCols = past;
-    m.visible.assign(static_cast<std::size_t>(m.rows * m.cols), 0);
+    m.visible = treeVisibility(step.parents, past);  // the mask the DDTree loop applies
     auto label = [](std::int64_t i) { return i == 0 ? std::string("root") : "n" + std::to_string(i); };
     if (pastColumn) {
         m.colPositions.push_back(step.start - 1);
@@ -48,12 +43,6 @@ MaskMatrix treeVerifyMask(const TreeStep& step, bool pastColumn) {
         m.rowLabels.push_back(label(i));
         m.colPositions.push_back(pos);
         m.colLabels.push_back(label(i));
-    }
-    for (std::int64_t r = 0; r < n; ++r) {
-        if (pastColumn) m.visible[static_cast<std::size_t>(r * m.cols)] = 1;
-        for (std::int64_t c = 0; c < n; ++c)
-            m.visible[static_cast<std::size_t>(r * m.cols + past + c)] =
-                vis[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
     }
     return m;
 }

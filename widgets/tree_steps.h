@@ -24,10 +24,12 @@ std::vector<TreeNodeState> treeNodeStates(const TreeStep& step);
 
 /// The tree-verify attention mask of `step`: queries = the root and the N nodes in creation
 /// order, keys = (with `pastColumn`) one column standing for all past positions
-/// 0..start-1, then the same N+1 nodes. Node i sees node j iff j is i or an ancestor of i
-/// (DraftTree::visibility()); every node sees the past. Row and column positions are
-/// start + depth (the past column has position start - 1); labels are "root" and "n<i>"
-/// (the past column "past 0..<start-1>"). contextCols is 1 with the past column, else 0.
+/// 0..start-1, then the same N+1 nodes. The cells are treeVisibility() (ddtree.h) of the
+/// step's parents, the mask the DDTree loop applies: node i sees node j iff j is i or an
+/// ancestor of i, and every node sees the past. Row and column positions are start + depth
+/// (the past column has position start - 1); labels are "root" and "n<i>" (the past column
+/// "past 0..<start-1>"). contextCols is 1 with the past column, else 0. Throws Error if the
+/// parents are not a tree.
 MaskMatrix treeVerifyMask(const TreeStep& step, bool pastColumn);
 
 /// Index of the tree step of `run` in which absolute `position` was verified: the step

@@ -4,7 +4,7 @@
 #include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
-#include "draftscope/safetensors.h"
+#include "draftscope/file_io.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

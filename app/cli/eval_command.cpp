@@ -4,8 +4,8 @@
 #include "cli/progress_bar.h"
 #include "draftscope/errors.h"
 #include "draftscope/evaluation.h"
+#include "draftscope/file_io.h"
 #include "draftscope/prompt_set.h"
-#include "draftscope/safetensors.h"
 #include "draftscope/sha256.h"
 #include "draftscope/version.h"
 

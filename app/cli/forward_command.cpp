@@ -1,5 +1,7 @@
 #include "cli/forward_command.h"
 
+#include "draftscope/safetensors.h"
+
 #include <iostream>
 
 namespace draftscope::cli {

@@ -16,11 +16,17 @@ struct DraftTree {
     std::vector<double> logProbs;        ///< [N+1]; path log-probability (sum over depths), root 0
     std::vector<float> drafterProbs;     ///< [N+1]; drafter's probability of the node's own token, root 1
     int size() const { return static_cast<int>(tokens.size()); }
-    /// True if node `a` is `b` or one of b's ancestors.
-    bool isAncestorOrSelf(int a, int b) const;
-    /// [N+1][N+1] visibility: row i may attend to column j iff j is i or an ancestor of i.
-    std::vector<std::vector<std::uint8_t>> visibility() const;
 };
+
+/// The tree-verify attention mask (DFLASH.md section 5) of the tree whose node i has parent
+/// `parents[i]` (node 0 the root with parent -1, nodes in creation order, so 0 <= parents[i]
+/// < i): rows are the N+1 nodes as queries; columns are `pastColumns` keys standing for the
+/// committed past, then the N+1 nodes. Row-major [(N+1) * (pastColumns + N+1)], 1 = may
+/// attend: node i sees every past column, and node j iff j is i or an ancestor of i.
+/// The one definition of the tree mask: the DDTree loop applies it to the target (one column
+/// per cached position) and the tree mask view draws it (one column for the whole past).
+/// Throws Error naming the node if `parents` is not such a tree, or if pastColumns < 0.
+std::vector<std::uint8_t> treeVisibility(const std::vector<int>& parents, std::int64_t pastColumns = 0);
 
 /// Builds the tree best-first. `topLogProbs[d][r]` / `topIds[d][r]`: rank-r log-probability
 /// (float32, logit - logsumexp, descending) and token at depth d+1, for d = 0..D-1. A heap on

@@ -3,6 +3,11 @@
 // 8-byte little-endian header length N, N bytes of JSON header, then the raw data section.
 // Torch-free: widgets and tests use it to read goldens and exported tensors.
 
+// Transitional: the file helpers (readFileToString, writeFileAtomically, checkJsonDepth)
+// moved to draftscope/file_io.h; app/gui/main_window.cpp still reaches them through this
+// header. Include file_io.h where they are used.
+#include "draftscope/file_io.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -107,16 +112,5 @@ private:
     std::vector<Entry> entries_;
     std::map<std::string, std::string> metadata_;
 };
-
-/// Throws Error naming `what` if the JSON text nests objects/arrays deeper than `maxDepth`.
-/// Called before parsing any untrusted JSON: a deeply nested file would otherwise exhaust
-/// the stack of the recursive JSON library. Brackets inside strings are ignored.
-void checkJsonDepth(const char* begin, const char* end, const std::string& what, int maxDepth = 256);
-
-/// Reads a small binary or text file fully; throws Error naming the path if unreadable.
-std::string readFileToString(const std::string& path);
-/// Writes `contents` to `path` via a temporary file in the same directory and rename(2),
-/// so readers never see a partial file. Throws Error on failure.
-void writeFileAtomically(const std::string& path, const std::string& contents);
 
 }  // namespace draftscope

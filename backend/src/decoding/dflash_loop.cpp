@@ -1,0 +1,310 @@
+#include "decoding/dflash_loop.h"
+
+#include "core/torch_compat.h"
+#include "draftscope/errors.h"
+#include "draftscope/speculative_sampling.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+namespace draftscope {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double msSince(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// Token distributions for sampling at temperature T > 0, on the host, float32 [R, V]:
+/// softmax(logits / T), then (as HF's warpers, in this order) only the top-k tokens (k > 0,
+/// ties with the k-th kept), then only the most probable tokens whose preceding mass is below
+/// top-p (< 1; the most probable token always stays), renormalised. Without filters the
+/// probabilities are exactly softmax(logits / T) (what the April loop sampled before).
+at::Tensor samplingProbs(const at::Tensor& logits, const RunSettings& s) {
+    auto probs = at::softmax(logits.to(at::kCPU) / s.temperature, -1);
+    const auto V = probs.size(-1);
+    if (s.topK > 0 && s.topK < V) {
+        const auto kth = std::get<0>(probs.topk(s.topK, -1)).narrow(-1, s.topK - 1, 1);
+        probs = at::where(probs >= kth, probs, at::zeros_like(probs));
+        probs = probs / probs.sum(-1, true);
+    }
+    if (s.topP < 1.0) {
+        const auto sorted = probs.sort(-1, /*descending=*/true);
+        const auto& vals = std::get<0>(sorted);
+        const auto keepSorted = (vals.cumsum(-1) - vals) < s.topP;
+        const auto keep = at::zeros_like(keepSorted).scatter(-1, std::get<1>(sorted), keepSorted);
+        probs = at::where(keep, probs, at::zeros_like(probs));
+        probs = probs / probs.sum(-1, true);
+    }
+    return probs.contiguous();
+}
+
+/// Picks tokens from float32 logits [R, V]: argmax at temperature 0, else one sample per row
+/// of samplingProbs drawn with `gen` (on the CPU, so runs are reproducible across devices).
+at::Tensor pickTokens(const at::Tensor& logits, const RunSettings& s, at::Generator& gen) {
+    if (s.temperature == 0.0) return logits.argmax(-1);
+    return at::multinomial(samplingProbs(logits, s), 1, false, gen).squeeze(-1).to(logits.device());
+}
+
+/// Verifies drafted tokens by rejection sampling (DFLASH.md section 10): `q` [D, V] the
+/// drafter's and `p` [D+1, V] the target's samplingProbs (host), `drafted` [D] drawn from q.
+/// Fills the step's rejection record and returns the target's tokens [D+1]: the accepted
+/// drafts, the drawn token at acc, then `argmax` (the target's greedy tokens) at the untested
+/// positions.
+std::vector<std::int64_t> rejectionTargetTokens(const at::Tensor& q, const at::Tensor& p,
+                                                const std::vector<std::int64_t>& drafted, const at::Tensor& argmax,
+                                                at::Generator& gen, VerifyStep& step) {
+    const auto D = drafted.size();
+    const auto V = static_cast<std::size_t>(p.size(1));
+    const float* P = p.data_ptr<float>();
+    const float* Q = q.data_ptr<float>();
+    auto uniform = [&]() { return at::rand({1}, gen, at::TensorOptions().dtype(at::kDouble)).item<double>(); };
+    const auto verdict = verifyByRejection(drafted, P, Q, V, uniform);
+    for (std::size_t i = 0; i < D; ++i) {
+        const auto x = static_cast<std::size_t>(drafted[i]);
+        step.rejectionP.push_back(P[i * V + x]);
+        step.rejectionQ.push_back(Q[i * V + x]);
+        step.rejectionAcceptProb.push_back(static_cast<float>(acceptanceProbability(P + i * V, Q + i * V, V)));
+    }
+    step.rejectionTested = verdict.tested;
+    const auto host = argmax.to(at::kCPU).contiguous();
+    std::vector<std::int64_t> post(host.data_ptr<std::int64_t>(), host.data_ptr<std::int64_t>() + D + 1);
+    const auto acc = static_cast<std::size_t>(verdict.acceptedCount);
+    std::copy(drafted.begin(), drafted.begin() + static_cast<std::ptrdiff_t>(acc), post.begin());
+    post[acc] = verdict.nextToken;
+    return post;
+}
+
+}  // namespace
+
+RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
+                    const std::vector<std::int64_t>& promptIds, const RunSettings& settings,
+                    const StopTokens& stops, const ProgressFn& progress,
+                    const std::atomic<bool>* cancel) {
+    const auto& tc = target.config();
+    const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
+    const std::int64_t B = drafter.blockSize();
+    const std::int64_t maxNew = settings.maxNewTokens;
+    if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
+    if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
+    validateSampling(settings);
+    if (P + B > tc.maxPositions || maxNew > tc.maxPositions - P - B)  // written to avoid overflow
+        throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
+                    " new tokens + one block of " + std::to_string(B) + " exceeds the target's "
+                    "max_position_embeddings of " + std::to_string(tc.maxPositions));
+    for (auto id : promptIds)
+        if (id < 0 || id >= tc.vocabSize)
+            throw Error("prompt token id " + std::to_string(id) + " is outside the target's vocabulary 0.." +
+                        std::to_string(tc.vocabSize - 1));
+    const int recordTopK = static_cast<int>(std::clamp<std::int64_t>(settings.recordTopK, 1, tc.vocabSize));
+    const bool current = settings.loop == LoopRevision::Current;
+    const bool rejection = current && settings.temperature > 0;
+
+    const auto t0 = Clock::now();
+    RunResult r;
+    r.promptIds = promptIds;
+    r.blockSize = B;
+    r.settings = settings;
+
+    const auto dev = target.device();
+    const auto longOpts = at::TensorOptions().dtype(at::kLong);
+    at::Generator gen = at::detail::createCPUGenerator(settings.seed);
+    const auto featIdx = drafter.featureIndices();
+
+    compat::resetPeakMemory(dev);
+    KVCache targetCache = target.makeCache();
+    const bool hybrid = target.isHybrid();
+    KVCache draftCache = drafter.makeCache();
+    // Room for the whole run up front: no step reallocates or copies a cache.
+    targetCache.reserve(P + maxNew + B);
+    draftCache.reserve(P + maxNew + B);
+
+    // Prefill: features of every prompt position, anchor from the last row.
+    auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
+    at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H] features not yet in the drafter's cache
+    std::int64_t anchor = pickTokens(pre.logits, settings, gen).item<std::int64_t>();
+    r.timing.prefillMs = msSince(t0);
+
+    std::vector<std::int64_t> out = promptIds;
+    out.push_back(anchor);
+    std::int64_t start = P;
+    const std::int64_t maxLen = P + maxNew;
+    const auto t1 = Clock::now();
+    // April loop, as its reference: even a stop token as the first anchor gets one verify
+    // step; the stop check runs after each step over everything committed after the prompt.
+    // Current loop: the run ends at the first stop token produced, the first anchor included.
+    bool stop = current && stops.isStop(anchor);
+    // Current loop: the last slot of the P + max_new output is filled by the previous step.
+    while ((current ? start + 1 < maxLen : start < maxLen) && !stop) {
+        if (cancel && cancel->load()) throw Cancelled();
+        const std::int64_t verify = current ? std::min(B, maxLen - start) : B;
+        const std::int64_t D = verify - 1;  // drafted tokens this step
+        VerifyStep s;
+        s.start = start;
+        s.anchor = anchor;
+        // Built on the device: a host-to-device copy of a pageable tensor would synchronise.
+        const auto anchorRow = at::full({1}, anchor, longOpts.device(dev));
+        // Hybrid targets: Gated DeltaNet state cannot be cropped, so keep the state before
+        // the block (docs/ENGINE.md, "Hybrid targets: state rollback").
+        std::optional<KVCache::Snapshot> beforeBlock;
+        if (hybrid) beforeBlock = targetCache.snapshot();
+        at::Tensor draftLogits, drafted, post;
+        if (D > 0) {
+            const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
+            block.narrow(0, 0, 1).fill_(anchor);
+            draftLogits = drafter.draft(ctx, block, draftCache, settings.loop).logits;  // [D, V]
+            ctx = ctx.narrow(0, 0, 0);  // now in the drafter's cache
+        }
+        TargetForwardResult v;
+        if (rejection && D > 0) {
+            const auto q = samplingProbs(draftLogits, settings);
+            const auto draftedHost = at::multinomial(q, 1, false, gen).squeeze(-1);
+            drafted = draftedHost.to(dev);
+            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}, {}});
+            const std::vector<std::int64_t> ids(draftedHost.data_ptr<std::int64_t>(),
+                                                draftedHost.data_ptr<std::int64_t>() + D);
+            post = at::tensor(rejectionTargetTokens(q, samplingProbs(v.logits, settings), ids, v.logits.argmax(-1), gen, s),
+                              longOpts).to(dev);
+        } else {
+            drafted = D > 0 ? draftLogits.argmax(-1) : at::empty({0}, longOpts.device(dev));  // greedy drafts
+            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}, {}});
+            post = pickTokens(v.logits, settings, gen);  // [verify]
+        }
+
+        // Per-position statistics, computed on the device and copied back in one go: the
+        // step's only host synchronisation outside sampling (the loop needs the accepted
+        // count). Token ids (< 2^53) and probabilities travel exactly as float64.
+        const std::size_t Dz = static_cast<std::size_t>(D), K = static_cast<std::size_t>(recordTopK);
+        if (D > 0) {
+            const auto draftProbs = at::softmax(draftLogits, -1);
+            const auto top = draftProbs.topk(recordTopK, -1);
+            const auto& topProbs = std::get<0>(top);
+            const auto& topIds = std::get<1>(top);
+            const double temp = settings.temperature == 0.0 ? 1.0 : settings.temperature;
+            const auto targetProbs = at::softmax(v.logits.narrow(0, 0, D) / temp, -1);
+            const auto postHead = post.narrow(0, 0, D);
+            const auto hit = topIds.eq(postHead.unsqueeze(1));
+            const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
+            const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})});
+            const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                         targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                         targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
+                                         topProbs.reshape({-1})}).to(at::kFloat);
+            const auto host = at::cat({ints.to(at::kDouble), floats.to(at::kDouble)}).to(at::kCPU);
+            const auto* X = host.data_ptr<double>();
+            const std::size_t nInts = static_cast<std::size_t>(ints.numel());
+            std::vector<std::int64_t> I(X, X + nInts);
+            std::vector<float> F(X + nInts, X + host.numel());
+            const auto i0 = I.begin();
+            const auto f0 = F.begin();
+            const auto Vz = static_cast<std::size_t>(verify);
+            s.drafted.assign(i0, i0 + Dz);
+            s.targetTokens.assign(i0 + Dz, i0 + Dz + Vz);
+            s.targetRankInDraft.assign(i0 + Dz + Vz, i0 + 2 * Dz + Vz);
+            s.draftProb.assign(f0, f0 + Dz);
+            s.targetProbOfDraft.assign(f0 + Dz, f0 + 2 * Dz);
+            s.targetProbOfTarget.assign(f0 + 2 * Dz, f0 + 3 * Dz);
+            for (std::size_t j = 0; j < Dz; ++j) {
+                s.draftTopIds.emplace_back(i0 + 2 * Dz + Vz + j * K, i0 + 2 * Dz + Vz + (j + 1) * K);
+                s.draftTopProbs.emplace_back(f0 + 3 * Dz + j * K, f0 + 3 * Dz + (j + 1) * K);
+            }
+        } else {
+            s.targetTokens = {post.item<std::int64_t>()};
+        }
+        int acc = 0;
+        if (rejection) {
+            while (acc < D && s.rejectionTested[static_cast<std::size_t>(acc)] == 1) ++acc;
+        } else {
+            while (acc < D && s.drafted[static_cast<std::size_t>(acc)] == s.targetTokens[static_cast<std::size_t>(acc)]) ++acc;
+        }
+        // The step's new tokens: acc drafted tokens, then the bonus token. The current loop
+        // keeps at most the slots left before P + max_new and cuts at the first stop token.
+        std::vector<std::int64_t> produced(s.drafted.begin(), s.drafted.begin() + acc);
+        produced.push_back(s.targetTokens[static_cast<std::size_t>(acc)]);
+        if (current) {
+            produced.resize(static_cast<std::size_t>(std::min<std::int64_t>(acc + 1, maxLen - start - 1)));
+            if (stops.cutAfterFirstStop(produced, 0)) stop = true;
+        }
+        const auto n = static_cast<std::int64_t>(produced.size());
+        s.acceptedCount = static_cast<int>(n - 1);
+        s.bonusToken = produced.back();
+
+        // Commit the anchor (already in `out`) and the produced tokens; the last one is the
+        // next anchor, so the caches keep the anchor + n - 1 tokens.
+        out.insert(out.end(), produced.begin(), produced.end());
+        const auto verifyIds = at::cat({anchorRow, drafted});
+        start += n;
+        if (!hybrid) {
+            targetCache.crop(start);
+        } else if (n < verify) {
+            // Roll back to the state before the block and re-run the target on the n
+            // committed tokens only: the cache then equals that of a forward over exactly the
+            // committed tokens (attention rows recomputed too). Nothing to do if all verify
+            // tokens were committed. The features and logits of this step stay the verify pass's.
+            targetCache.restore(*beforeBlock);
+            target.forward(verifyIds.narrow(0, 0, n), targetCache, {{}, n, {}, {}, {}});
+        }
+        ctx = at::cat({ctx, at::cat(v.hidden, -1).narrow(0, 0, n)});
+        anchor = s.bonusToken;
+        r.acceptanceLengths.push_back(static_cast<int>(n));
+        if (!current && stops.firstStop(out, static_cast<std::size_t>(P))) stop = true;
+        r.steps.push_back(std::move(s));
+        if (progress) progress(std::min(start - P, maxNew), maxNew);
+    }
+    r.timing.decodeMs = msSince(t1);
+
+    if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
+    // Cut after the first stop token that survived the truncation.
+    r.stoppedAtEos = stops.cutAfterFirstStop(out, static_cast<std::size_t>(P));
+    r.outputIds = std::move(out);
+
+    // Aggregates (bonus token included in every acceptance length).
+    const auto steps = static_cast<double>(r.acceptanceLengths.size());
+    r.perPositionAcceptance.assign(static_cast<std::size_t>(B), 0.0);
+    r.acceptanceHistogram.assign(static_cast<std::size_t>(B + 1), 0);
+    double sum = 0;
+    for (int len : r.acceptanceLengths) {
+        sum += len;
+        r.acceptanceHistogram[static_cast<std::size_t>(len)] += 1;
+        for (int j = 0; j < len; ++j) r.perPositionAcceptance[static_cast<std::size_t>(j)] += 1;
+    }
+    if (steps > 0) {
+        r.tau = sum / steps;
+        for (auto& p : r.perPositionAcceptance) p /= steps;
+    }
+    r.timing.totalMs = msSince(t0);
+    r.timing.peakDeviceBytes = compat::deviceMemoryStats(dev).peakAllocated;
+    return r;
+}
+
+std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vector<std::int64_t>& promptIds,
+                                       std::int64_t maxNew, const StopTokens& stops,
+                                       const std::atomic<bool>* cancel) {
+    const auto& tc = target.config();
+    const auto P = static_cast<std::int64_t>(promptIds.size());
+    if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
+    if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
+    if (P > tc.maxPositions || maxNew > tc.maxPositions - P)
+        throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
+                    " new tokens exceeds the target's max_position_embeddings of " + std::to_string(tc.maxPositions));
+    const auto longOpts = at::TensorOptions().dtype(at::kLong);
+    KVCache cache = target.makeCache();
+    std::vector<std::int64_t> out = promptIds;
+    at::Tensor next = at::tensor(promptIds, longOpts);
+    for (std::int64_t i = 0; i < maxNew; ++i) {
+        if (cancel && cancel->load()) throw Cancelled();
+        const auto n = next.size(0);
+        const auto r = target.forward(next, cache, {{}, n - 1, {}, {}, {}});
+        const auto token = r.logits.argmax(-1).item<std::int64_t>();
+        out.push_back(token);
+        if (stops.isStop(token)) break;
+        next = at::tensor(std::vector<std::int64_t>{token}, longOpts);
+    }
+    return out;
+}
+
+}  // namespace draftscope

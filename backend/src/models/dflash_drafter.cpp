@@ -1,0 +1,222 @@
+#include "models/dflash_drafter.h"
+
+#include "core/torch_compat.h"
+#include "draftscope/errors.h"
+#include "draftscope/masks.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace draftscope {
+
+namespace {
+/// The 2026-04 reference loads a drafter with dtype="auto" (its checkpoint dtype), which
+/// casts the float32 rotary `inv_freq` buffer to that dtype; a later .float() does not undo
+/// the rounding. goldens.json carries this rounding, so the April revision reproduces it.
+/// Without a dtype in the config, HF's dtype="auto" takes the checkpoint's floating dtype;
+/// `fc.weight` stands for it. nullopt: the dtype does not round (float32).
+std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c, const WeightLoader& weights) {
+    std::string d = c.body.checkpointDtype;
+    if (d.empty() && weights.has("fc.weight")) {
+        const auto t = weights.dtype("fc.weight");
+        d = t == DType::BF16 ? "bfloat16" : t == DType::F16 ? "float16" : "";
+    }
+    if (d == "bfloat16") return at::kBFloat16;
+    if (d == "float16") return at::kHalf;
+    return std::nullopt;
+}
+
+std::string idList(const std::vector<std::int64_t>& ids) { return shapeString(ids); }
+}  // namespace
+
+std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, std::int64_t fcIn) {
+    const auto& c = d.body;
+    const auto H = c.hiddenSize, D = c.headDim;
+    std::vector<TensorSpec> s;
+    s.push_back({"fc.weight", {H, fcIn}});
+    s.push_back({"hidden_norm.weight", {H}});
+    s.push_back({"norm.weight", {H}});
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const auto lp = "layers." + std::to_string(l) + ".";
+        s.push_back({lp + "input_layernorm.weight", {H}});
+        s.push_back({lp + "post_attention_layernorm.weight", {H}});
+        s.push_back({lp + "self_attn.q_proj.weight", {c.numHeads * D, H}});
+        s.push_back({lp + "self_attn.k_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.v_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.o_proj.weight", {H, c.numHeads * D}});
+        if (c.attentionBias) {  // the reference's q/k/v/o projections take bias=attention_bias
+            s.push_back({lp + "self_attn.q_proj.bias", {c.numHeads * D}});
+            s.push_back({lp + "self_attn.k_proj.bias", {c.numKvHeads * D}});
+            s.push_back({lp + "self_attn.v_proj.bias", {c.numKvHeads * D}});
+            s.push_back({lp + "self_attn.o_proj.bias", {H}});
+        }
+        s.push_back({lp + "self_attn.q_norm.weight", {D}});
+        s.push_back({lp + "self_attn.k_norm.weight", {D}});
+        SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+    }
+    return s;
+}
+
+DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights,
+                             const TargetModel& target)
+    : config_(config), target_(target), rotary_(config.body.rope, config.body.headDim, target.device()) {
+    if (const auto rounding = invFreqRounding(config, weights))
+        aprilRotary_.emplace(config.body.rope, config.body.headDim, target.device(), rounding);
+    const auto& tc = target.config();
+    const auto& dc = config_.body;
+    const std::string where = "drafter '" + weights.directory() + "'";
+    if (dc.hiddenSize != tc.hiddenSize)
+        throw Error(where + ": hidden_size is " + std::to_string(dc.hiddenSize) +
+                    " but the target's is " + std::to_string(tc.hiddenSize) +
+                    " (the drafter shares the target's embedding and LM head, so they must match)");
+    for (auto id : config_.targetLayerIds)
+        if (id >= tc.numLayers)
+            throw Error(where + ": target_layer_ids " + idList(config_.targetLayerIds) + " contains " +
+                        std::to_string(id) + ", but the target has " + std::to_string(tc.numLayers) +
+                        " layers (valid ids 0.." + std::to_string(tc.numLayers - 1) + ")" +
+                        (config_.numTargetLayers ? "; the drafter was made for a " +
+                             std::to_string(config_.numTargetLayers) + "-layer target" : std::string()));
+    if (config_.maskTokenId >= tc.vocabSize)
+        throw Error(where + ": mask_token_id " + std::to_string(config_.maskTokenId) +
+                    " is outside the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+    if (config_.numTargetLayers && config_.numTargetLayers != tc.numLayers)
+        warnings_.push_back("num_target_layers is " + std::to_string(config_.numTargetLayers) +
+                            " but the target has " + std::to_string(tc.numLayers) +
+                            " layers: the drafter was probably trained for another target");
+
+    const auto K = static_cast<std::int64_t>(config_.targetLayerIds.size());
+    const auto expectedFc = K * tc.hiddenSize;
+    if (!weights.has("fc.weight"))
+        throw Error(where + ": tensor 'fc.weight' is missing (is this a DFlash drafter checkpoint?)");
+    const auto fcShape = weights.shape("fc.weight");
+    if (fcShape.size() != 2 || fcShape[0] != dc.hiddenSize || fcShape[1] != expectedFc)
+        throw Error(where + ": fc.weight has shape " + shapeString(fcShape) + ", expected [" +
+                    std::to_string(dc.hiddenSize) + ", " + std::to_string(expectedFc) + "] = hidden " +
+                    std::to_string(dc.hiddenSize) + " x (" + std::to_string(K) +
+                    " tapped layers " + idList(config_.targetLayerIds) + " x target hidden " +
+                    std::to_string(tc.hiddenSize) + ")");
+
+    const auto specs = expectedTensors(config_, expectedFc);
+    report_ = weights.check(specs);
+    for (const auto& s : specs) {
+        std::int64_t n = 1;
+        for (auto d : s.shape) n *= d;
+        parameters_ += n;
+    }
+    const LoadTarget lt{weights, target.dtype(), target.device()};
+    const double eps = dc.rmsNormEps;
+    fc_ = {lt.get("fc.weight"), {}};
+    hiddenNorm_ = {lt.get("hidden_norm.weight"), eps};
+    finalNorm_ = {lt.get("norm.weight"), eps};
+    for (std::int64_t l = 0; l < dc.numLayers; ++l) {
+        const auto lp = "layers." + std::to_string(l) + ".";
+        const auto ap = lp + "self_attn.";
+        Layer L;
+        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps};
+        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps};
+        L.qNorm = {lt.get(ap + "q_norm.weight"), eps};
+        L.kNorm = {lt.get(ap + "k_norm.weight"), eps};
+        const bool bias = dc.attentionBias;
+        auto b = [&](const char* name) { return bias ? lt.get(ap + name) : at::Tensor(); };
+        L.q = {lt.get(ap + "q_proj.weight"), b("q_proj.bias")};
+        L.k = {lt.get(ap + "k_proj.weight"), b("k_proj.bias")};
+        L.v = {lt.get(ap + "v_proj.weight"), b("v_proj.bias")};
+        L.o = {lt.get(ap + "o_proj.weight"), b("o_proj.bias")};
+        L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+        layers_.push_back(std::move(L));
+    }
+}
+
+std::vector<std::int64_t> DFlashDrafter::featureIndices() const {
+    std::vector<std::int64_t> idx;
+    for (auto id : config_.targetLayerIds) idx.push_back(id + 1);
+    return idx;
+}
+
+at::Tensor DFlashDrafter::projectContext(const at::Tensor& features) const {
+    return hiddenNorm_(fc_(features));
+}
+
+const RotaryEmbedding& DFlashDrafter::rotary(LoopRevision revision) const {
+    return revision == LoopRevision::April2026 && aprilRotary_ ? *aprilRotary_ : rotary_;
+}
+
+DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
+                                 LoopRevision revision, bool keepAttention, std::int64_t blockStart) const {
+    const auto& c = config_.body;
+    const auto dev = target_.device();
+    const std::int64_t B = block.size(0);
+    const std::int64_t C = features.size(0);
+    const std::int64_t past = cache.length();
+    const auto Hq = c.numHeads, Hkv = c.numKvHeads, D = c.headDim;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+
+    const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
+    const auto positions = blockStart < 0 ? at::arange(past, past + C + B, longOpts)
+                                          : at::cat({at::arange(past, past + C, longOpts),
+                                                     at::arange(blockStart, blockStart + B, longOpts)});
+    const auto [cos, sin] = rotary(revision).cosSin(positions, target_.dtype());
+    const auto qCos = cos.narrow(0, C, B), qSin = sin.narrow(0, C, B);
+
+    // Per-layer masks (DFLASH.md section 9) over absolute positions: cached keys sit at
+    // rows 0..past-1 = positions 0..past-1, then the new context and block keys at
+    // `positions`. The cache keeps every context key: a window masks, it never evicts.
+    // Layers with the base layout run mask-free; alike layers share one mask.
+    std::vector<std::pair<LayerAttention, at::Tensor>> masks;
+    const auto maskOf = [&](const LayerAttention& layout) -> std::optional<at::Tensor> {
+        if (!layout.needsMask()) return std::nullopt;
+        for (const auto& [l, m] : masks)
+            if (l == layout) return m;
+        // The same positions as `positions`, made on the host (no device sync).
+        std::vector<std::int64_t> keyPos(static_cast<std::size_t>(past + C)), queryPos(static_cast<std::size_t>(B));
+        std::iota(keyPos.begin(), keyPos.end(), std::int64_t{0});
+        std::iota(queryPos.begin(), queryPos.end(), blockStart < 0 ? past + C : blockStart);
+        keyPos.insert(keyPos.end(), queryPos.begin(), queryPos.end());
+        auto visible = layerVisibility(layout, queryPos, keyPos);
+        const auto mask = at::from_blob(visible.data(), {B, past + C + B}, at::TensorOptions().dtype(at::kByte))
+                              .to(dev)
+                              .to(at::kBool);
+        masks.emplace_back(layout, mask);
+        return mask;
+    };
+
+    DraftOutput out;
+    const auto ctx = projectContext(features.to(dev, target_.dtype()));  // [C, H], shared by all layers
+    at::Tensor x = target_.embed(block).to(target_.dtype());          // [B, H]
+    if (config_.inputEmbeddingScale != 1.0) x = x * config_.inputEmbeddingScale;
+    for (std::size_t l = 0; l < layers_.size(); ++l) {
+        const auto& layer = layers_[l];
+        const auto xn = layer.inputNorm(x);
+        auto q = layer.qNorm(layer.q(xn).view({B, Hq, D})).transpose(0, 1);
+        const auto kvIn = at::cat({ctx, xn}, 0);  // [C + B, H]
+        auto k = layer.kNorm(layer.k(kvIn).view({C + B, Hkv, D})).transpose(0, 1);
+        auto v = layer.v(kvIn).view({C + B, Hkv, D}).transpose(0, 1);
+        q = RotaryEmbedding::apply(q, qCos, qSin);
+        k = RotaryEmbedding::apply(k, cos, sin);
+        const auto [K, V] = cache.append(l, k, v);
+        const auto mask = maskOf(layerAttention(l));  // none for the base layout: not causal, no window
+        at::Tensor attn;
+        if (keepAttention) {
+            at::Tensor w;
+            attn = compat::attentionWithWeights(q, K, V, mask, scale, w);
+            out.attention.push_back(w);
+        } else {
+            attn = compat::attention(q, K, V, mask, scale);
+        }
+        x = x + layer.o(attn.transpose(0, 1).reshape({B, Hq * D}));
+        x = x + layer.mlp(layer.postNorm(x));
+    }
+    cache.advance(C);  // keep context rows only: the block rows are dropped
+    out.hidden = finalNorm_(x);
+    out.logits = target_.lmHead(out.hidden.narrow(0, 1, B - 1));
+    if (config_.outputMultiplier != 1.0) out.logits = out.logits * config_.outputMultiplier;
+    if (const auto c = config_.finalLogitSoftcapping) out.logits = at::tanh(out.logits / *c) * *c;
+    return out;
+}
+
+LayerAttention DFlashDrafter::layerAttention(std::size_t layer) const {
+    if (layer >= config_.layers.size()) return {};
+    return config_.layers[layer];
+}
+
+}  // namespace draftscope

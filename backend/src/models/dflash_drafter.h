@@ -1,0 +1,95 @@
+#pragma once
+// The DFlash block-diffusion drafter (DFLASH.md sections 1-3; reference: the official
+// DFlash `dflash.py`, DFlashDraftModel / Qwen3DFlashAttention).
+
+#include "draftscope/model_config.h"
+#include "draftscope/run_types.h"
+#include "models/layers.h"
+#include "models/target_model.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+/// One drafter call's outputs.
+struct DraftOutput {
+    at::Tensor hidden;  ///< [B, H] after the final norm, compute dtype
+    at::Tensor logits;  ///< [B-1, V] float32; row j predicts the token at block position j+1
+    std::vector<at::Tensor> attention;  ///< per layer [heads, B, keys] float32, if requested
+};
+
+/// A DFlash drafter bound to a target (it borrows the target's embedding and LM head).
+class DFlashDrafter {
+public:
+    /// Loads and validates the drafter against `target`: hidden size equal, fc input width
+    /// == len(target_layer_ids) * H, every tapped id < target depth, mask token id < target
+    /// vocab. Each failure throws Error naming the expected and found values. Mismatches
+    /// that still run (num_target_layers differing from the target's depth) become warnings().
+    /// Builds the rotary embedding of both reference revisions (see rotary()).
+    DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights, const TargetModel& target);
+
+    const DrafterConfig& config() const { return config_; }
+    const std::vector<std::string>& warnings() const { return warnings_; }
+    const WeightReport& weightReport() const { return report_; }
+    std::int64_t parameterCount() const { return parameters_; }
+    std::int64_t blockSize() const { return config_.blockSize; }
+    KVCache makeCache() const { return KVCache(config_.body.numLayers); }
+
+    /// Target hidden-state indices (HF convention, id + 1) that form the context features.
+    std::vector<std::int64_t> featureIndices() const;
+
+    /// c = hidden_norm(fc(features)): [C, K*H] -> [C, H].
+    at::Tensor projectContext(const at::Tensor& features) const;
+
+    /// One drafter call (DFLASH.md section 3). `features`: [C, K*H] target features of the
+    /// C positions not yet in `cache`; `block`: int64 [B] = [anchor, MASK...]; the block
+    /// starts at absolute position cache.length() + C. Positions are contiguous from
+    /// cache.length(). The cache keeps the context rows and drops the block rows.
+    /// `revision` selects the rotary numerics (rotary()); the cache holds rotated keys, so
+    /// every call on one cache must pass the same revision.
+    /// With `keepAttention`, DraftOutput::attention holds every layer's attention weights.
+    /// `blockStart` >= 0 places the block at that absolute position instead (diagnosis
+    /// probes that put the anchor's own feature into the context: DFLASH.md section 7).
+    DraftOutput draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache, LoopRevision revision,
+                      bool keepAttention = false, std::int64_t blockStart = -1) const;
+
+    /// The rotary embedding the reference of `revision` runs this drafter with
+    /// (docs/ENGINE.md, "Drafter call"). April2026: that reference loads the drafter in its
+    /// checkpoint dtype (config `dtype` / `torch_dtype`, else the dtype of fc.weight), which
+    /// rounds the float32 inv_freq buffer through bfloat16 or float16; a float32 checkpoint
+    /// rounds nothing. Current: the newest official code keeps inv_freq in float32.
+    const RotaryEmbedding& rotary(LoopRevision revision) const;
+    /// True if the checkpoint dtype rounds inv_freq, i.e. the two revisions' rotary
+    /// numerics differ for this drafter.
+    bool revisionsDifferInRotary() const { return aprilRotary_.has_value(); }
+
+    /// The attention layout layer `layer` runs with (DrafterConfig::layers; the base layout
+    /// if the layer is out of range).
+    LayerAttention layerAttention(std::size_t layer) const;
+
+    /// The tensors this architecture expects in a drafter checkpoint.
+    static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth);
+
+private:
+    struct Layer {
+        RmsNorm inputNorm, postNorm, qNorm, kNorm;
+        Linear q, k, v, o;
+        SwiGluMlp mlp;
+    };
+    DrafterConfig config_;
+    const TargetModel& target_;
+    WeightReport report_;
+    std::vector<std::string> warnings_;
+    Linear fc_;
+    RmsNorm hiddenNorm_, finalNorm_;
+    std::vector<Layer> layers_;
+    RotaryEmbedding rotary_;                       ///< float32 inv_freq (current revision)
+    std::optional<RotaryEmbedding> aprilRotary_;   ///< inv_freq rounded through the checkpoint dtype, if it rounds
+    std::int64_t parameters_ = 0;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,210 @@
+#include "models/target_model.h"
+
+#include "core/torch_compat.h"
+#include "draftscope/errors.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace draftscope {
+
+namespace {
+/// Llama's attention_bias also adds an o_proj bias; Qwen2's q/k/v bias does not.
+bool hasOutputBias(const TransformerConfig& c) { return c.attentionBias && c.family == TargetFamily::Llama; }
+bool isQwen3_5(const TransformerConfig& c) { return c.family == TargetFamily::Qwen3_5; }
+bool isLinearLayer(const TransformerConfig& c, std::int64_t l) {
+    return c.layerTypes.at(static_cast<std::size_t>(l)) == "linear_attention";
+}
+/// Layer l's MLP tensors: sparse MoE (MoeConfig::isSparseLayer) or dense SwiGLU.
+void mlpSpecs(std::vector<TensorSpec>& s, const TransformerConfig& c, std::int64_t l, const std::string& p,
+              ExpertLayout experts) {
+    if (c.moe.isSparseLayer(l)) SparseMoeMlp::specs(s, p, c.hiddenSize, c.moe, experts);
+    else SwiGluMlp::specs(s, p, c.hiddenSize, c.intermediateSize);
+}
+}  // namespace
+
+std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c, ExpertLayout experts) {
+    std::vector<TensorSpec> s;
+    const auto& p = c.weightPrefix;
+    const auto H = c.hiddenSize, D = c.headDim;
+    s.push_back({p + "embed_tokens.weight", {c.vocabSize, H}});
+    s.push_back({p + "norm.weight", {H}});
+    if (!c.tieWordEmbeddings) s.push_back({"lm_head.weight", {c.vocabSize, H}});
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const auto lp = p + "layers." + std::to_string(l) + ".";
+        s.push_back({lp + "input_layernorm.weight", {H}});
+        s.push_back({lp + "post_attention_layernorm.weight", {H}});
+        if (isQwen3_5(c)) {
+            if (isLinearLayer(c, l)) GatedDeltaNet::specs(s, lp + "linear_attn.", c);
+            else GatedAttention::specs(s, lp + "self_attn.", c);
+            mlpSpecs(s, c, l, lp + "mlp.", experts);
+            continue;
+        }
+        s.push_back({lp + "self_attn.q_proj.weight", {c.numHeads * D, H}});
+        s.push_back({lp + "self_attn.k_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.v_proj.weight", {c.numKvHeads * D, H}});
+        s.push_back({lp + "self_attn.o_proj.weight", {H, c.numHeads * D}});
+        if (c.attentionBias) {
+            s.push_back({lp + "self_attn.q_proj.bias", {c.numHeads * D}});
+            s.push_back({lp + "self_attn.k_proj.bias", {c.numKvHeads * D}});
+            s.push_back({lp + "self_attn.v_proj.bias", {c.numKvHeads * D}});
+            if (hasOutputBias(c)) s.push_back({lp + "self_attn.o_proj.bias", {H}});
+        }
+        if (c.family == TargetFamily::Qwen3) {
+            s.push_back({lp + "self_attn.q_norm.weight", {D}});
+            s.push_back({lp + "self_attn.k_norm.weight", {D}});
+        }
+        mlpSpecs(s, c, l, lp + "mlp.", experts);
+    }
+    return s;
+}
+
+TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& weights,
+                         at::ScalarType dtype, const at::Device& device)
+    : config_(config), dtype_(dtype), device_(device), rotary_(config.rope, config.headDim, device) {
+    const auto experts = config_.moe.enabled() ? detectExpertLayout(weights.names(), config_.weightPrefix)
+                                               : ExpertLayout::PerExpert;
+    const auto specs = expectedTensors(config_, experts);
+    // Vision towers and multi-token-prediction heads are not part of the language model.
+    report_ = weights.check(specs, {"model.visual.", "mtp.", "visual."});
+    for (const auto& s : specs) {
+        std::int64_t n = 1;
+        for (auto d : s.shape) n *= d;
+        parameters_ += n;
+    }
+    const LoadTarget lt{weights, dtype, device};
+    const auto& p = config_.weightPrefix;
+    const double eps = config_.rmsNormEps;
+    embedTokens_ = lt.get(p + "embed_tokens.weight");
+    lmHead_ = config_.tieWordEmbeddings ? embedTokens_ : lt.get("lm_head.weight");
+    const bool centred = isQwen3_5(config_);  // Qwen3_5RMSNorm scales by (1 + w)
+    finalNorm_ = {lt.get(p + "norm.weight"), eps, centred};
+    auto loadMlp = [&](Layer& L, std::int64_t l) {
+        const auto mp = p + "layers." + std::to_string(l) + ".mlp.";
+        if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
+        else L.mlp = SwiGluMlp::load(lt, mp);
+    };
+    for (std::int64_t l = 0; l < config_.numLayers; ++l) {
+        const auto lp = p + "layers." + std::to_string(l) + ".";
+        const auto ap = lp + "self_attn.";
+        Layer L;
+        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps, centred};
+        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps, centred};
+        if (isQwen3_5(config_)) {
+            if (isLinearLayer(config_, l)) L.deltaNet = GatedDeltaNet::load(lt, lp + "linear_attn.", config_);
+            else L.gatedAttention = GatedAttention::load(lt, ap, config_);
+            loadMlp(L, l);
+            layers_.push_back(std::move(L));
+            continue;
+        }
+        const bool bias = config_.attentionBias;
+        L.q = {lt.get(ap + "q_proj.weight"), bias ? lt.get(ap + "q_proj.bias") : at::Tensor()};
+        L.k = {lt.get(ap + "k_proj.weight"), bias ? lt.get(ap + "k_proj.bias") : at::Tensor()};
+        L.v = {lt.get(ap + "v_proj.weight"), bias ? lt.get(ap + "v_proj.bias") : at::Tensor()};
+        L.o = {lt.get(ap + "o_proj.weight"), hasOutputBias(config_) ? lt.get(ap + "o_proj.bias") : at::Tensor()};
+        if (config_.family == TargetFamily::Qwen3) {
+            L.qNorm = RmsNorm{lt.get(ap + "q_norm.weight"), eps};
+            L.kNorm = RmsNorm{lt.get(ap + "k_norm.weight"), eps};
+        }
+        loadMlp(L, l);
+        layers_.push_back(std::move(L));
+    }
+}
+
+at::Tensor TargetModel::embed(const at::Tensor& ids) const {
+    return at::embedding(embedTokens_, ids.to(device_));
+}
+
+at::Tensor TargetModel::lmHead(const at::Tensor& normedHidden) const {
+    return at::linear(normedHidden, lmHead_).to(at::kFloat);
+}
+
+TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache,
+                                         const TargetForwardRequest& req) const {
+    const auto ids = idsIn.to(device_);
+    const std::int64_t T = ids.size(0);
+    const std::int64_t past = cache.length();
+    const std::int64_t L = config_.numLayers;
+    const auto Hq = config_.numHeads, Hkv = config_.numKvHeads, D = config_.headDim;
+    const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+
+    for (auto i : req.hiddenIndices)
+        if (i < 0 || i > L)
+            throw Error("hidden-state index " + std::to_string(i) + " out of range 0.." + std::to_string(L));
+
+    const auto longOpts = at::TensorOptions().dtype(at::kLong).device(device_);
+    const at::Tensor positions = req.positions ? req.positions->to(device_) : at::arange(past, past + T, longOpts);
+    const auto [cos, sin] = rotary_.cosSin(positions, dtype_);
+
+    const bool hybrid = isQwen3_5(config_);
+    const bool tree = !req.treeParents.empty();
+    if (tree && static_cast<std::int64_t>(req.treeParents.size()) != T)
+        throw Error("tree verification: " + std::to_string(req.treeParents.size()) + " parent indices for " +
+                    std::to_string(T) + " rows");
+    if (hybrid && req.visible && !tree)
+        throw Error("a custom attention mask on the hybrid target '" + config_.architecture +
+                    "' needs the tree's parent rows: its Gated DeltaNet layers follow the tree, not the mask");
+    cache.clearTreeStates();
+    if (hybrid && past > 0 && !cache.hasLinearState() && config_.isHybrid())
+        throw Error("the cache holds " + std::to_string(past) + " tokens but no Gated DeltaNet state: it was not "
+                    "filled by this hybrid target");
+    std::optional<at::Tensor> visible = req.visible;
+    if (visible) {
+        visible = visible->to(device_);
+    } else if (T > 1) {
+        // Causal: new row i sees cache rows and new rows 0..i.
+        const auto keyIdx = at::arange(past + T, longOpts);
+        visible = keyIdx.unsqueeze(0) <= (at::arange(T, longOpts) + past).unsqueeze(1);
+    }
+
+    TargetForwardResult out;
+    out.hidden.resize(req.hiddenIndices.size());
+    auto keep = [&](std::int64_t index, const at::Tensor& h) {
+        for (std::size_t j = 0; j < req.hiddenIndices.size(); ++j)
+            if (req.hiddenIndices[j] == index) out.hidden[j] = h;
+    };
+
+    auto mlp = [](const Layer& layer, const at::Tensor& h) { return layer.moe ? (*layer.moe)(h) : layer.mlp(h); };
+    at::Tensor x = embed(ids).to(dtype_);
+    keep(0, x);
+    for (std::int64_t l = 0; l < L; ++l) {
+        const auto& layer = layers_[static_cast<std::size_t>(l)];
+        const auto xn = layer.inputNorm(x);
+        if (hybrid) {
+            const auto li = static_cast<std::size_t>(l);
+            at::Tensor mixed;
+            if (layer.deltaNet && tree)
+                mixed = layer.deltaNet->forwardTree(xn, req.treeParents, cache.linearState(li), cache.treeLinearState(li));
+            else if (layer.deltaNet)
+                mixed = layer.deltaNet->forward(xn, cache.linearState(li));
+            else
+                mixed = layer.gatedAttention->forward(xn, cos, sin, cache, li, visible);
+            x = x + mixed;
+            x = x + mlp(layer, layer.postNorm(x));
+            if (l + 1 < L) keep(l + 1, x);
+            continue;
+        }
+        auto q = layer.q(xn).view({T, Hq, D});
+        auto k = layer.k(xn).view({T, Hkv, D});
+        auto v = layer.v(xn).view({T, Hkv, D});
+        if (layer.qNorm) {
+            q = (*layer.qNorm)(q);
+            k = (*layer.kNorm)(k);
+        }
+        q = RotaryEmbedding::apply(q.transpose(0, 1), cos, sin);
+        k = RotaryEmbedding::apply(k.transpose(0, 1), cos, sin);
+        v = v.transpose(0, 1);
+        const auto [K, V] = cache.append(static_cast<std::size_t>(l), k, v);
+        const auto attn = compat::attention(q, K, V, visible, scale);  // [Hq, T, D]
+        x = x + layer.o(attn.transpose(0, 1).reshape({T, Hq * D}));
+        x = x + mlp(layer, layer.postNorm(x));
+        if (l + 1 < L) keep(l + 1, x);
+    }
+    cache.advance(T);
+    const auto normed = finalNorm_(x);
+    keep(L, normed);
+    if (req.logitsFrom < T) out.logits = lmHead(normed.narrow(0, req.logitsFrom, T - req.logitsFrom));
+    return out;
+}
+
+}  // namespace draftscope

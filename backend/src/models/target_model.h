@@ -1,0 +1,106 @@
+#pragma once
+// Decoder-only target models: dense attention (Qwen3, Qwen2, Llama 3.x, Qwen3-MoE) with a
+// croppable KV cache, and the hybrids (Qwen3.5, Qwen3.5-MoE, Qwen3-Next: Gated DeltaNet +
+// gated attention layers) whose cache also carries recurrent state. MLPs are dense SwiGLU or
+// sparse MoE (moe_mlp.h). Semantics: HF transformers modeling_qwen3.py / modeling_llama.py /
+// modeling_qwen3_moe.py (eager attention) and modeling_qwen3_5.py / modeling_qwen3_5_moe.py /
+// modeling_qwen3_next.py (torch fallbacks, no fla kernels).
+
+#include "checkpoints/weight_loader.h"
+#include "draftscope/model_config.h"
+#include "models/gated_attention.h"
+#include "models/gated_deltanet.h"
+#include "models/layers.h"
+#include "models/moe_mlp.h"
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <vector>
+
+namespace draftscope {
+
+/// What a target forward should return besides updating the cache.
+struct TargetForwardRequest {
+    /// HF `hidden_states` indices to return: 0 = embedding output, k = output of decoder
+    /// layer k-1 for k < L, L = output of the last layer after the final norm.
+    std::vector<std::int64_t> hiddenIndices;
+    /// Rows whose logits to compute: [logitsFrom, T). logitsFrom = T computes none.
+    std::int64_t logitsFrom = 0;
+    /// Optional per-row absolute positions (int64 [T]); default start..start+T-1.
+    std::optional<at::Tensor> positions;
+    /// Optional visibility of the new rows over [cache rows | new rows]: bool [T, cache+T].
+    /// Default: causal (row i sees cache rows and new rows 0..i). Hybrid targets need
+    /// treeParents with it (their recurrent layers follow the tree, not the mask).
+    std::optional<at::Tensor> visible;
+    /// Tree verification: parent row of each new row (-1 = the cached prefix), parents
+    /// before children. Required with `visible` on hybrid targets, whose Gated DeltaNet
+    /// layers then run GatedDeltaNet::forwardTree and leave per-node states in the cache
+    /// (KVCache::commitTreePath). Ignored by full-attention layers (the mask rules there).
+    std::vector<int> treeParents;
+};
+
+struct TargetForwardResult {
+    std::vector<at::Tensor> hidden;  ///< one [T, H] per requested index, compute dtype
+    at::Tensor logits;               ///< [T - logitsFrom, V] float32
+};
+
+/// A loaded target model. Not thread-safe; owned by one worker thread.
+class TargetModel {
+public:
+    /// Loads weights from `dir` (config already parsed) in `dtype` onto `device`. Throws
+    /// Error listing missing or mis-shaped tensors.
+    TargetModel(const TransformerConfig& config, const WeightLoader& weights, at::ScalarType dtype,
+                const at::Device& device);
+
+    const TransformerConfig& config() const { return config_; }
+    const WeightReport& weightReport() const { return report_; }
+    at::ScalarType dtype() const { return dtype_; }
+    const at::Device& device() const { return device_; }
+    std::int64_t parameterCount() const { return parameters_; }
+
+    /// Runs ids (int64 [T] on any device) at positions cache.length() .. +T-1 (or
+    /// request.positions), appending their keys/values to `cache` and committing them; for
+    /// hybrid targets it also advances each linear_attention layer's state in `cache` (HF
+    /// semantics: chunk rule for prefill and multi-token steps, recurrent rule for single
+    /// tokens on a cache). Throws Error for a hidden index outside 0..L, or a `visible`
+    /// mask on a hybrid target.
+    TargetForwardResult forward(const at::Tensor& ids, KVCache& cache, const TargetForwardRequest& request) const;
+
+    /// Embedding rows for ids (int64 [T]) -> [T, H].
+    at::Tensor embed(const at::Tensor& ids) const;
+    /// LM head: [T, H] (already normed) -> float32 logits [T, V].
+    at::Tensor lmHead(const at::Tensor& normedHidden) const;
+    KVCache makeCache() const { return KVCache(config_.numLayers); }
+    /// True for targets with linear_attention layers: their cache cannot be cropped, only
+    /// restored from a KVCache::Snapshot.
+    bool isHybrid() const { return config_.isHybrid(); }
+
+    /// The tensors this architecture expects in a checkpoint; sparse MoE layers in
+    /// `experts` layout (see ExpertLayout).
+    static std::vector<TensorSpec> expectedTensors(const TransformerConfig& config,
+                                                   ExpertLayout experts = ExpertLayout::PerExpert);
+
+private:
+    struct Layer {
+        RmsNorm inputNorm, postNorm;
+        Linear q, k, v, o;  ///< dense attention (unused by Qwen3_5 layers)
+        std::optional<RmsNorm> qNorm, kNorm;
+        std::optional<GatedDeltaNet> deltaNet;          ///< Qwen3_5 linear_attention
+        std::optional<GatedAttention> gatedAttention;   ///< Qwen3_5 full_attention
+        SwiGluMlp mlp;                   ///< dense MLP (unused when moe is set)
+        std::optional<SparseMoeMlp> moe;  ///< sparse MoE layers of MoE targets
+    };
+    TransformerConfig config_;
+    WeightReport report_;
+    at::ScalarType dtype_;
+    at::Device device_;
+    at::Tensor embedTokens_;
+    at::Tensor lmHead_;
+    RmsNorm finalNorm_;
+    std::vector<Layer> layers_;
+    RotaryEmbedding rotary_;
+    std::int64_t parameters_ = 0;
+};
+
+}  // namespace draftscope
