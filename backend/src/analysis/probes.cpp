@@ -143,8 +143,8 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revis
 }
 
 TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>& sequence, std::int64_t promptLength,
-                                                int drafterIndex, bool anchorFeatureInContext, LoopRevision revision,
-                                                const std::atomic<bool>* cancel) {
+                                                int drafterIndex, const ProbeConvention& convention,
+                                                LoopRevision revision, const std::atomic<bool>* cancel) {
     return guarded("the teacher-forced drafter probe", [&]() {
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(drafterIndex);
@@ -157,7 +157,7 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
         r.sequence = sequence;
         r.promptLength = promptLength;
         r.blockSize = drafter.blockSize();
-        r.anchorFeatureInContext = anchorFeatureInContext;
+        r.convention = convention;
         const auto T = static_cast<std::int64_t>(ids.size()), B = r.blockSize;
         if (promptLength < 1 || promptLength > T)
             throw Error("teacher-forced probe: prompt length " + std::to_string(promptLength) + " outside 1.." +
@@ -165,15 +165,24 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
         if (T - B < promptLength)
             throw Error("teacher-forced probe: a sequence of " + std::to_string(T) + " tokens after a prompt of " +
                         std::to_string(promptLength) + " holds no full block of " + std::to_string(B));
-        const auto features = prefill(target, ids, drafter.featureIndices(), T).features;  // [T, K*H]
+        if (convention.positionOffset < -1 || convention.positionOffset > 1)
+            throw Error("teacher-forced probe: block position offset " + std::to_string(convention.positionOffset) +
+                        ", expected -1, 0 or +1");
+        const auto indices =
+            probeFeatureIndices(drafter.config().targetLayerIds, convention.tapOffset, target.config().numLayers);
+        const auto layout = probeLayout(drafter.config().layers, convention);
+        // The layout override only where it changes something (the declared call stays the inference call).
+        const bool overridden = !(layout == drafter.config().layers) && !layout.empty();
+        const auto features = prefill(target, ids, indices, T).features;  // [T, K*H]
         auto draftCache = drafter.makeCache();
         for (std::int64_t a = promptLength; a + B <= T; ++a) {
             if (cancel && cancel->load()) throw Cancelled();
-            const std::int64_t ctxEnd = anchorFeatureInContext ? a + 1 : a;
+            const std::int64_t ctxEnd = convention.anchorFeatureInContext ? a + 1 : a;
             const auto have = draftCache.length();
             const auto out = draftAfter(drafter, target, features.narrow(0, have, ctxEnd - have),
                                         ids[static_cast<std::size_t>(a)], B, draftCache, revision,
-                                        /*keepAttention=*/false, /*blockStart=*/a);
+                                        /*keepAttention=*/false, /*blockStart=*/a + convention.positionOffset,
+                                        /*blockIds=*/nullptr, overridden ? &layout : nullptr);
             const auto d = out.logits.argmax(-1).to(at::kCPU).contiguous();
             r.anchors.push_back(a);
             r.drafts.emplace_back(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
