@@ -40,6 +40,39 @@ const DrafterDiagnosis& byPath(const DiagnosisReport& r, const std::string& path
     throw std::runtime_error("no diagnosis for " + path);
 }
 
+/// The demo target on one CPU thread: the probes make thousands of small drafter calls,
+/// which several threads only slow down on a shared machine.
+void loadDemoTarget(Engine& e) {
+    LoadOptions o;
+    o.threads = 1;
+    e.loadTarget(demoTarget(), o);
+}
+
+/// The convention findings (ids convention-*, context-leak, label-shift) of `d`.
+std::vector<std::string> conventionFindings(const DrafterDiagnosis& d) {
+    std::vector<std::string> ids;
+    for (const auto& f : d.findings)
+        if (f.id.rfind("convention-", 0) == 0 || f.id == "context-leak" || f.id == "label-shift") ids.push_back(f.id);
+    return ids;
+}
+
+/// Settings of the convention tests: the default prompts and length, the given families.
+DiagnoseSettings withProbes(std::vector<std::string> families) {
+    DiagnoseSettings s;
+    s.probes = std::move(families);
+    return s;
+}
+
+/// Copies drafter directory `src` to `dir` with config.json changed by `edit`.
+template <class F>
+std::string editedCopy(const std::string& src, const std::string& dir, F&& edit) {
+    const auto out = copyModel(src, dir);
+    auto cfg = readJson(out + "/config.json");
+    edit(cfg);
+    writeJson(out + "/config.json", cfg);
+    return out;
+}
+
 std::vector<DiagnosePrompt> onePrompt() {
     DiagnosePrompt p;
     p.id = "fibonacci";
@@ -74,8 +107,10 @@ private slots:
         const auto b = copyModel(drafterDir("drafter-good"), base + "/drafter-b");
         const auto c = copyModel(drafterDir("drafter-anchor-leak"), base + "/drafter-c");
         Engine e;
-        e.loadTarget(demoTarget());
-        const auto r = diagnoseDrafters(e, {a, b, c}, defaultDiagnosePrompts(), DiagnoseSettings{});
+        loadDemoTarget(e);
+        // The families of these signatures (the other convention probes: the tests below).
+        const auto r = diagnoseDrafters(e, {a, b, c}, defaultDiagnosePrompts(),
+                                        withProbes({"static", "acceptance", "context-leak", "label-shift"}));
         QCOMPARE(r.drafters.size(), std::size_t(3));
         for (const auto& d : r.drafters) {
             qInfo("#%d %s tau %.3f probe %.3f / %.3f, first slot same %.3f next %.3f", d.rank, d.path.c_str(), d.tau,
@@ -111,8 +146,116 @@ private slots:
                     sawShift = true;
                     QCOMPARE(f["severity"].get<std::string>(), std::string("error"));
                     QVERIFY(f["evidence"]["first_slot_next_position_match"].get<double>() > 0.1);
+                    QVERIFY(f["evidence"]["difference_lower"].get<double>() > kConventionMargin);
                 }
         QVERIFY(sawShift);
+        // The probe table and the cost of each family that ran.
+        QCOMPARE(j["settings"]["probes"], nlohmann::json({"static", "acceptance", "context-leak", "label-shift"}));
+        const auto& good = j["drafters"][0];
+        QCOMPARE(good["convention_probes"].size(), std::size_t(2));
+        QCOMPARE(good["convention_probes"][0]["family"].get<std::string>(), std::string("context-leak"));
+        QCOMPARE(good["convention_probes"][0]["tau"].get<double>(), r.drafters[0].probeTauAnchorFeature);
+        QCOMPARE(good["convention_probes"][1]["alternative"].get<std::string>(), std::string("labels 1 position(s) later"));
+        QCOMPARE(good["convention_probes"][1]["finding"].get<bool>(), false);
+        QCOMPARE(good["costs"].size(), std::size_t(4));
+        QCOMPARE(good["costs"][2]["family"].get<std::string>(), std::string("context-leak"));
+        QCOMPARE(good["costs"][2]["probe_steps"].get<std::int64_t>(),
+                 good["convention_probes"][0]["anchors"].get<std::int64_t>());  // one drafter call per anchor
+        QCOMPARE(good["costs"][3]["probe_steps"].get<std::int64_t>(), std::int64_t(0));  // label shift: scoring only
+    }
+
+    // Convention probes (issue 15): the weights carry the convention the drafter was trained
+    // with; a config that declares another gets the finding that names the fix.
+    void conventionProbesNameTheTrainedConvention() {
+        QTemporaryDir tmp;
+        const std::string base = tmp.path().toStdString();
+        // drafter-swa was trained with layer 0 sliding 24 causal (DFLASH.md section 9).
+        const auto lostWindow = editedCopy(drafterDir("drafter-swa"), base + "/a", [](auto& cfg) {
+            cfg.erase("sliding_window");
+            cfg.erase("use_sliding_window");
+            cfg["layer_types"] = {"full_attention", "full_attention"};  // a sliding layer needs a window to load
+        });
+        const auto bidirectional = editedCopy(drafterDir("drafter-swa"), base + "/b", [](auto& cfg) { cfg["is_causal"] = false; });
+        // drafter-good was trained on target_layer_ids [1, 2, 4].
+        const auto deeperTaps = editedCopy(demoDrafter(), base + "/c", [](auto& cfg) {
+            cfg["dflash_config"]["target_layer_ids"] = {2, 3, 5};
+        });
+        Engine e;
+        loadDemoTarget(e);
+        const auto r = diagnoseDrafters(e, {lostWindow, bidirectional, deeperTaps}, defaultDiagnosePrompts(),
+                                        withProbes({"block-causal", "window", "tap-offset"}));
+        for (const auto& d : r.drafters) {
+            qInfo("%s: probe tau %.3f", d.path.c_str(), d.probeTau);
+            for (const auto& c : d.conventionProbes)
+                qInfo("   %-16s %.3f  [%+.3f, %+.3f] %s%s", c.family.c_str(), c.tau, c.difference.lower,
+                      c.difference.upper, c.alternative.c_str(), c.finding ? "  FINDING" : "");
+        }
+        const auto& w = byPath(r, lostWindow);
+        QCOMPARE(conventionFindings(w), std::vector<std::string>{"convention-window"});
+        const auto* fw = find(w, "convention-window");
+        QCOMPARE(fw->severity, Severity::Error);
+        QVERIFY2(fw->message.find("declare layer 0 `sliding_attention`") != std::string::npos, fw->message.c_str());
+        QVERIFY2(fw->message.find("`use_sliding_window: true`") != std::string::npos, fw->message.c_str());
+        QCOMPARE(fw->evidence[0].first, std::string("declared_tau"));
+        QVERIFY(fw->evidence[1].second > fw->evidence[0].second + kConventionMargin);
+        QVERIFY(fw->evidence[2].second > kConventionMargin);  // the interval's lower bound
+        const auto& b = byPath(r, bidirectional);
+        QCOMPARE(conventionFindings(b), std::vector<std::string>{"convention-block-causal"});
+        const auto* fb = find(b, "convention-block-causal");
+        QVERIFY2(fb->message.find("a causal block in layer 0") != std::string::npos, fb->message.c_str());
+        QVERIFY2(fb->message.find("remove `is_causal`") != std::string::npos, fb->message.c_str());
+        const auto& t = byPath(r, deeperTaps);
+        QCOMPARE(conventionFindings(t), std::vector<std::string>{"convention-tap-offset"});
+        const auto* ft = find(t, "convention-tap-offset");
+        QVERIFY2(ft->message.find("target_layer_ids should be [1, 2, 4]") != std::string::npos, ft->message.c_str());
+        // No chain loop ran (acceptance not selected): the probes followed the target's greedy text.
+        QVERIFY(t.promptTaus.empty());
+        QVERIFY(t.probeTau > 1.0);
+    }
+
+    // The correct fixture drafters get no convention finding under any family.
+    void correctDraftersGetNoConventionFinding() {
+        Engine e;
+        loadDemoTarget(e);
+        const auto r = diagnoseDrafters(e, {demoDrafter(), drafterDir("drafter-swa"), drafterDir("drafter-modelopt-swa")},
+                                        defaultDiagnosePrompts(),
+                                        withProbes({"context-leak", "label-shift", "block-causal", "position-offset",
+                                                    "tap-offset", "window"}));
+        for (const auto& d : r.drafters) {
+            qInfo("%s: probe tau %.3f", d.path.c_str(), d.probeTau);
+            for (const auto& c : d.conventionProbes)
+                qInfo("   %-16s %.3f  [%+.3f, %+.3f] %s", c.family.c_str(), c.tau, c.difference.lower,
+                      c.difference.upper, c.alternative.c_str());
+            QCOMPARE(conventionFindings(d), std::vector<std::string>{});
+            QVERIFY(!hasSevere(d));
+            QVERIFY(d.conventionProbes.size() >= 8);  // every family probed something
+            for (const auto& c : d.conventionProbes) QVERIFY(!c.finding);
+        }
+    }
+
+    void cliProbesOptionAndCost() {
+        QProcess p;
+        p.start(DRAFTSCOPE_CLI, {"diagnose", "--target", QString::fromStdString(demoTarget()), "--drafter",
+                                 QString::fromStdString(drafterDir("drafter-anchor-leak")), "--prompt",
+                                 "def fibonacci(n):\n", "--max-new", "32", "--probes", "static,context-leak",
+                                 "--threads", "1"});
+        QVERIFY(p.waitForFinished(300000));
+        const auto out = QString::fromUtf8(p.readAllStandardOutput());
+        QCOMPARE(p.exitCode(), 0);
+        QVERIFY2(out.contains("#1 probe tau"), qPrintable(out));  // no chain loop: no tau
+        QVERIFY2(out.contains("convention probes"), qPrintable(out));
+        QVERIFY2(out.contains("anchor feature in context"), qPrintable(out));
+        QVERIFY2(out.contains("cost: static 0 steps"), qPrintable(out));
+        QVERIFY2(out.contains("; context-leak 17 steps"), qPrintable(out));  // anchors: 32 new tokens - 16 + 1
+        // An unknown family is refused by name before any model loads.
+        QProcess bad;
+        bad.start(DRAFTSCOPE_CLI, {"diagnose", "--target", QString::fromStdString(demoTarget()), "--drafter",
+                                   QString::fromStdString(demoDrafter()), "--probes", "window,causal"});
+        QVERIFY(bad.waitForFinished(60000));
+        QVERIFY(bad.exitCode() != 0 && bad.exitCode() != 3);
+        const auto err = QString::fromUtf8(bad.readAllStandardError());
+        QVERIFY2(err.contains("unknown probe family 'causal'"), qPrintable(err));
+        QVERIFY2(err.contains("block-causal"), qPrintable(err));
     }
 
     // Configuration checks: each names the field and the numbers.

@@ -1,9 +1,11 @@
 #include "cli/diagnose_command.h"
 
 #include "draftscope/diagnosis.h"
+#include "draftscope/errors.h"
 #include "draftscope/prompt_set.h"
 #include "draftscope/results_json.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -21,9 +23,56 @@ void DiagnoseCommand::add(CLI::App& app) {
     command->add_option("--json", jsonOut, "write the findings as JSON");
     command->add_option("--fail-on", failOn, "exit with 3 if a finding is at least this severe")
         ->check(CLI::IsMember({"none", "warning", "error"}))->capture_default_str();
+    std::string families;
+    for (const auto& f : diagnoseProbeFamilies()) families += (families.empty() ? "" : ", ") + f;
+    command->add_option("--probes", probes, "comma-separated probe families to run (" + families + "; all)")
+        ->capture_default_str()
+        ->check([](const std::string& v) {
+            try {
+                parseProbeFamilies(v);
+                return std::string();
+            } catch (const Error& e) {
+                return std::string(e.what());
+            }
+        });
     loop.add(*command, sampling, /*recordTopK=*/false);
     device.add(*command);
 }
+
+namespace {
+
+/// The probe tau of every alternative convention against the declared one, with the
+/// paired-bootstrap interval of the gain ("*" marks the alternatives that raised a finding).
+void printConventionProbes(const DrafterDiagnosis& d) {
+    if (d.conventionProbes.empty()) return;
+    std::cout << "  convention probes (probe tau; declared " << std::fixed;
+    std::cout.precision(2);
+    std::cout << d.conventionProbes.front().declaredTau << ", " << static_cast<int>(kConventionConfidence * 100 + 0.5)
+              << "% interval of the gain, finding above " << kConventionMargin << "):\n";
+    std::cout.unsetf(std::ios::floatfield);
+    for (const auto& c : d.conventionProbes) {
+        char line[512];
+        std::snprintf(line, sizeof line, "    %s %-16s %5.2f  gain %+.2f [%+.2f, %+.2f]  %s\n", c.finding ? "*" : " ",
+                      c.family.c_str(), c.tau, c.difference.mean, c.difference.lower, c.difference.upper,
+                      c.alternative.c_str());
+        std::cout << line;
+    }
+}
+
+/// Per probe family: drafter calls and seconds.
+void printCosts(const DrafterDiagnosis& d) {
+    if (d.costs.empty()) return;
+    std::cout << "  cost:";
+    for (const auto& c : d.costs) {
+        char item[128];
+        std::snprintf(item, sizeof item, " %s %lld steps %.1f s;", c.family.c_str(), static_cast<long long>(c.probeSteps),
+                      c.seconds);
+        std::cout << item;
+    }
+    std::cout << "\n";
+}
+
+}  // namespace
 
 int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     std::vector<DiagnosePrompt> prompts;
@@ -40,6 +89,7 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     DiagnoseSettings settings;
     settings.maxNewTokens = maxNew;
     settings.sampling = sampling;
+    settings.probes = parseProbeFamilies(probes);
     loop.apply(settings.sampling);
     const bool tty = ::isatty(2);
     const auto report = diagnoseDrafters(
@@ -59,9 +109,15 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     int worst = -1;
     for (const auto& d : report.drafters) {
         char head[256];
-        if (d.loaded)
+        const bool leakProbed = std::any_of(d.conventionProbes.begin(), d.conventionProbes.end(),
+                                            [](const ConventionProbe& c) { return c.family == "context-leak"; });
+        if (d.loaded && !d.promptTaus.empty() && leakProbed)
             std::snprintf(head, sizeof head, "#%d tau %.2f  (probe %.2f; with the anchor's feature %.2f)", d.rank, d.tau,
                           d.probeTau, d.probeTauAnchorFeature);
+        else if (d.loaded && !d.promptTaus.empty())
+            std::snprintf(head, sizeof head, "#%d tau %.2f  (probe %.2f)", d.rank, d.tau, d.probeTau);
+        else if (d.loaded)  // the acceptance family did not run: no chain loop, no tau
+            std::snprintf(head, sizeof head, "#%d probe tau %.2f", d.rank, d.probeTau);
         else
             std::snprintf(head, sizeof head, "#%d did not load", d.rank);
         std::cout << "\n" << head << "  " << d.path << "\n";
@@ -79,6 +135,8 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
                 std::cout << "\n";
             }
         }
+        printConventionProbes(d);
+        printCosts(d);
     }
     if (!jsonOut.empty()) {
         writeJson(jsonOut, toJson(report));

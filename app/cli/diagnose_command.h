@@ -18,6 +18,7 @@ struct DiagnoseCommand {
     DeviceArgs device;
     std::int64_t maxNew = 96;
     std::string failOn = "none";
+    std::string probes = "all";  ///< --probes: comma-separated probe families (diagnoseProbeFamilies())
     RunSettings sampling;  ///< loop revision and sampling options of the diagnosis runs
     LoopArgs loop;
 

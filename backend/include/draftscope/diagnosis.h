@@ -4,9 +4,12 @@
 // Torch-free: uses the Engine's public API only.
 
 #include "draftscope/engine.h"
+#include "draftscope/probe_convention.h"
+#include "draftscope/probe_statistics.h"
 #include "draftscope/run_types.h"
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +25,31 @@ struct Finding {
     Severity severity = Severity::Info;
     std::string message;                                    ///< plain-language explanation
     std::vector<std::pair<std::string, double>> evidence;  ///< named numbers, in order
+};
+
+/// The probe of one alternative convention against the declared one, over the same
+/// anchors (docs/DIAGNOSE.md, "Convention probes").
+struct ConventionProbe {
+    std::string family;       ///< "block-causal", "position-offset", "tap-offset", "window", "context-leak", "label-shift"
+    std::string alternative;  ///< describeConvention(), e.g. "layer 0 sliding 24 causal"
+    ProbeConvention convention;
+    double declaredTau = 0;   ///< probe tau under the declared convention, same anchors
+    double tau = 0;           ///< probe tau under this alternative
+    /// Paired bootstrap of the per-anchor acceptance difference (alternative - declared),
+    /// kConventionConfidence interval.
+    PairedInterval difference;
+    std::vector<double> slotMatch;  ///< [B-1] per-slot match rate under the alternative
+    /// True if this alternative's finding was raised: it beat the declared convention
+    /// (difference.lower > kConventionMargin), it is its family's best, and it is not
+    /// explained by a stronger finding (docs/DIAGNOSE.md).
+    bool finding = false;
+};
+
+/// What one probe family cost for one drafter.
+struct ProbeCost {
+    std::string family;            ///< a name of diagnoseProbeFamilies(), or "combined" (findings tested together)
+    std::int64_t probeSteps = 0;   ///< drafter calls (chain loop verify steps for "acceptance")
+    double seconds = 0;            ///< wall-clock time
 };
 
 /// Everything measured about one drafter.
@@ -41,6 +69,9 @@ struct DrafterDiagnosis {
     std::vector<double> nextPositionMatch;
     double draftRepetition = 0;       ///< fraction of blocks with one token 3 times in a row in the first 4 slots
     double referenceRepetition = 0;   ///< the same over the target's own continuation
+    /// Every alternative convention probed, in family order (diagnoseProbeFamilies()).
+    std::vector<ConventionProbe> conventionProbes;
+    std::vector<ProbeCost> costs;     ///< per family that ran, in family order
     std::vector<Finding> findings;
     int rank = 0;                     ///< 1 = highest tau; unloaded drafters rank last
 };
@@ -50,7 +81,34 @@ struct DiagnoseSettings {
     /// Loop revision and sampling options of the runs (maxNewTokens, ignoreEos, drafter and
     /// recordTopK of it are not used).
     RunSettings sampling;
+    /// Probe families to run (names of diagnoseProbeFamilies()); empty = all.
+    std::vector<std::string> probes;
 };
+
+/// The probe families of diagnose, in the order they run: "static" (config checks),
+/// "acceptance" (chain loop, declared probe, repetition), "context-leak", "label-shift",
+/// "block-causal", "position-offset", "tap-offset", "window".
+const std::vector<std::string>& diagnoseProbeFamilies();
+
+/// Parses a comma-separated list of probe families ("all" = every family). Throws Error
+/// naming the unknown family and listing the valid ones.
+std::vector<std::string> parseProbeFamilies(const std::string& list);
+
+/// Margin (probe tau, acceptance length per block) by which an alternative convention must
+/// beat the declared one: a finding needs the lower bound of the kConventionConfidence
+/// paired-bootstrap interval of the mean difference above it. Pending calibration on
+/// drafters trained with each convention bug (docs/DIAGNOSE.md, "Calibration").
+/// 0.05 is the provisional value: the weakest real signature of the fixtures (the label-shift
+/// drafter, gain 0.08..0.20 over the default prompts) clears it and no correct fixture drafter
+/// reaches it.
+inline constexpr double kConventionMargin = 0.05;
+/// Central confidence of the paired bootstrap interval (two-sided; the one-sided test at
+/// the lower bound has false-positive rate (1 - confidence) / 2 per alternative when the
+/// true difference is at the margin).
+inline constexpr double kConventionConfidence = 0.99;
+/// Bootstrap resamples and seed (fixed: diagnose is deterministic).
+inline constexpr int kConventionResamples = 2000;
+inline constexpr std::uint64_t kConventionSeed = 20261201;
 
 /// A named prompt for diagnosis.
 struct DiagnosePrompt {

@@ -100,13 +100,16 @@ public:
     std::vector<std::int64_t> greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
                                      const std::atomic<bool>* cancel = nullptr);
     /// Teacher-forced drafts of drafter `drafterIndex` at every anchor a in
-    /// [promptLength, sequence.size() - B] (see TeacherForcedDrafts), with the rotary
-    /// numerics of `revision`. One target forward over `sequence`, then one drafter call per
-    /// anchor on a growing draft cache. Throws Error on ids outside the vocabulary,
-    /// promptLength < 1, or a sequence too short for one block; Cancelled if `cancel`
-    /// becomes true.
+    /// [promptLength, sequence.size() - B] (see TeacherForcedDrafts) under `convention`
+    /// (ProbeConvention; its labelShift is scoring only and does not change the calls), with
+    /// the rotary numerics of `revision`. One target forward over `sequence` (taps
+    /// probeFeatureIndices()), then one drafter call per anchor on a growing draft cache
+    /// (layout probeLayout(), block at a + positionOffset). Throws Error on ids outside the
+    /// vocabulary, promptLength < 1, a sequence too short for one block, or a convention
+    /// the drafter cannot run (a tap outside the target, an override for a missing layer);
+    /// Cancelled if `cancel` becomes true.
     TeacherForcedDrafts teacherForcedDrafts(const std::vector<std::int64_t>& sequence, std::int64_t promptLength,
-                                            int drafterIndex, bool anchorFeatureInContext, LoopRevision revision,
+                                            int drafterIndex, const ProbeConvention& convention, LoopRevision revision,
                                             const std::atomic<bool>* cancel = nullptr);
     /// Target forward over the prompt: every hidden state (HF convention) and all logits.
     ForwardResult forward(const PromptSpec& prompt);

@@ -7,6 +7,7 @@
 // counted as the committed anchor of the next step is NOT included twice).
 
 #include "draftscope/errors.h"
+#include "draftscope/probe_convention.h"
 
 #include <cmath>
 #include <cstdint>
@@ -181,14 +182,15 @@ struct TreeRunResult {
 
 /// Teacher-forced drafts along a fixed token sequence (usually the target's greedy
 /// continuation): at every anchor position a the drafter sees the target features of
-/// positions [0, a) (or [0, a] with `anchorFeatureInContext`: the training bug "context
-/// sees the anchor's own feature", DFLASH.md section 7) and the block [sequence[a], MASK...]
-/// at positions a..a+B-1. Nothing is verified; drafts are compared with the sequence.
+/// positions [0, a) and the block [sequence[a], MASK...] at positions a..a+B-1, the
+/// inference call, unless `convention` overrides it (ProbeConvention: the anchor's own
+/// feature in the context, block positions, taps, per-layer attention). Nothing is
+/// verified; drafts are compared with the sequence (probe_statistics.h).
 struct TeacherForcedDrafts {
     std::vector<std::int64_t> sequence;
     std::int64_t promptLength = 0;
     std::int64_t blockSize = 0;
-    bool anchorFeatureInContext = false;
+    ProbeConvention convention;                    ///< what the drafter call ran under
     std::vector<std::int64_t> anchors;             ///< anchor positions, promptLength..len-B
     std::vector<std::vector<std::int64_t>> drafts; ///< [anchors][B-1]: draft for positions a+1..a+B-1
 };

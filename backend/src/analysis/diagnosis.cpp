@@ -1,6 +1,7 @@
 #include "draftscope/diagnosis.h"
 
 #include "draftscope/analysis.h"
+#include "analysis/convention_probes.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
 #include "draftscope/masks.h"
@@ -9,40 +10,29 @@
 #include "draftscope/tokenizer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
 #include <set>
+#include <tuple>
 
 namespace draftscope {
 
 namespace {
 namespace fs = std::filesystem;
 
-// Thresholds (docs/DIAGNOSE.md explains how they were chosen).
-constexpr double kShiftRatio = 1.5;        // first slot: next-position match over same-position match
-constexpr double kShiftMinRate = 0.10;     // ... with at least this next-position match rate
-constexpr double kLeakGain = 0.3;          // probe tau with the anchor feature minus without
-constexpr double kLeakRatio = 1.25;        // ... and their ratio,
-constexpr double kLeakMaxTau = 1.5;        // ... for a drafter that is poor without the feature
+// Thresholds (docs/DIAGNOSE.md explains how they were chosen; the convention probes'
+// margin is kConventionMargin in diagnosis.h).
 constexpr double kLowTau = 1.3;            // chain tau below this: acceptance collapse
 constexpr std::size_t kRepetitionWindow = 4;  // first drafted slots checked for a 3-token run
 constexpr double kRepetitionMin = 0.5;        // blocks with such a run, at least
 constexpr double kRepetitionExcess = 0.4;     // ... and this much more often than the text itself
 
-std::string fmt(double v, int digits = 2) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-    return buf;
-}
-
-std::string idList(const std::vector<std::int64_t>& ids) {
-    std::string s = "[";
-    for (std::size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
-    return s + "]";
-}
+std::string fmt(double v, int digits = 2) { return fixedDigits(v, digits); }
+std::string idList(const std::vector<std::int64_t>& ids) { return idListText(ids); }
 
 void add(DrafterDiagnosis& d, std::string id, Severity sev, std::string message,
          std::vector<std::pair<std::string, double>> evidence = {}) {
@@ -186,56 +176,31 @@ bool hasRun3(const std::int64_t* b, std::size_t n) {
     return false;
 }
 
-struct ProbeStats {
-    double tau = 0;
-    std::vector<double> same, next;
-    double repetition = 0, referenceRepetition = 0;
-};
-
-/// Aggregates teacher-forced drafts over prompts.
-ProbeStats probeStats(const std::vector<TeacherForcedDrafts>& probes) {
-    ProbeStats s;
+/// Fractions of teacher-forced blocks (pooled over prompts) whose first kRepetitionWindow
+/// drafted slots hold one token 3 times in a row, and the same over the target's own text.
+std::pair<double, double> repetition(const std::vector<TeacherForcedDrafts>& probes) {
     std::size_t blocks = 0, rep = 0, refRep = 0;
-    std::vector<double> sameHits, nextHits, sameN, nextN;
-    double tauSum = 0;
-    for (const auto& p : probes) {
-        const auto D = static_cast<std::size_t>(p.blockSize - 1);
-        sameHits.resize(D, 0);
-        nextHits.resize(D, 0);
-        sameN.resize(D, 0);
-        nextN.resize(D, 0);
+    for (const auto& p : probes)
         for (std::size_t i = 0; i < p.anchors.size(); ++i) {
             const auto a = static_cast<std::size_t>(p.anchors[i]);
             const auto& d = p.drafts[i];
-            int lead = 0;
-            bool leading = true;
-            for (std::size_t j = 0; j < D && j < d.size(); ++j) {
-                const auto pos = a + 1 + j;
-                const bool same = d[j] == p.sequence[pos];
-                sameHits[j] += same;
-                sameN[j] += 1;
-                if (pos + 1 < p.sequence.size()) {
-                    nextHits[j] += d[j] == p.sequence[pos + 1];
-                    nextN[j] += 1;
-                }
-                if (leading && same) ++lead;
-                else leading = false;
-            }
-            tauSum += 1 + lead;
+            const auto D = static_cast<std::size_t>(p.blockSize - 1);
             ++blocks;
             rep += hasRun3(d.data(), std::min(d.size(), kRepetitionWindow));
             refRep += hasRun3(p.sequence.data() + a + 1, std::min(D, kRepetitionWindow));
         }
+    if (blocks == 0) return {0.0, 0.0};
+    return {static_cast<double>(rep) / static_cast<double>(blocks), static_cast<double>(refRep) / static_cast<double>(blocks)};
+}
+
+/// Per-anchor acceptance pooled over prompts, in prompt order.
+std::vector<double> pooledAcceptance(const std::vector<TeacherForcedDrafts>& probes, int labelShift) {
+    std::vector<double> all;
+    for (const auto& p : probes) {
+        const auto v = perAnchorAcceptance(p, labelShift);
+        all.insert(all.end(), v.begin(), v.end());
     }
-    if (blocks == 0) return s;
-    s.tau = tauSum / static_cast<double>(blocks);
-    for (std::size_t j = 0; j < sameHits.size(); ++j) {
-        s.same.push_back(sameN[j] > 0 ? sameHits[j] / sameN[j] : 0.0);
-        s.next.push_back(nextN[j] > 0 ? nextHits[j] / nextN[j] : 0.0);
-    }
-    s.repetition = static_cast<double>(rep) / static_cast<double>(blocks);
-    s.referenceRepetition = static_cast<double>(refRep) / static_cast<double>(blocks);
-    return s;
+    return all;
 }
 
 /// Sliding-window layers whose window is shorter than the longest context a prompt reached
@@ -257,6 +222,7 @@ void windowCheck(DrafterDiagnosis& d, std::int64_t longestContext) {
         {{"window", double(*window)}, {"longest_context", double(longestContext)}});
 }
 
+/// Repetition and acceptance checks of the "acceptance" family.
 void patternChecks(DrafterDiagnosis& d) {
     if (d.samePositionMatch.empty()) {  // no probe ran (see "probe-skipped")
         if (d.tau < kLowTau)
@@ -264,27 +230,6 @@ void patternChecks(DrafterDiagnosis& d) {
                 {{"tau", d.tau}});
         return;
     }
-    // Label shift shows most clearly in the first drafted slot, where a correct drafter is
-    // most often right; later slots converge to the same low rates either way.
-    const double same = d.samePositionMatch.empty() ? 0.0 : d.samePositionMatch[0];
-    const double next = d.nextPositionMatch.empty() ? 0.0 : d.nextPositionMatch[0];
-    if (next >= kShiftMinRate && next > kShiftRatio * same)
-        add(d, "label-shift", Severity::Error,
-            "the first drafted token matches the target's token one position later more often than its own position (" +
-                fmt(100 * next, 0) + "% vs " + fmt(100 * same, 0) +
-                "%): the drafter was trained with labels shifted by one (it predicts position j+1 at slot j)",
-            {{"first_slot_next_position_match", next},
-             {"first_slot_same_position_match", same},
-             {"mean_next_position_match", mean(d.nextPositionMatch)},
-             {"mean_same_position_match", mean(d.samePositionMatch)}});
-    const double gain = d.probeTauAnchorFeature - d.probeTau;
-    if (d.probeTau > 0 && d.probeTau < kLeakMaxTau && gain > kLeakGain && d.probeTauAnchorFeature > kLeakRatio * d.probeTau)
-        add(d, "context-leak", Severity::Error,
-            "the drafter accepts " + fmt(d.probeTauAnchorFeature) + " tokens per block when the anchor's own target "
-                "feature is added to its context and only " + fmt(d.probeTau) +
-                " without it: it was trained with a context that includes the anchor (kv <= anchor instead of kv < "
-                "anchor), a feature that does not exist at inference",
-            {{"probe_tau_with_anchor_feature", d.probeTauAnchorFeature}, {"probe_tau", d.probeTau}, {"gain", gain}});
     if (d.draftRepetition >= kRepetitionMin && d.draftRepetition > d.referenceRepetition + kRepetitionExcess)
         add(d, "draft-repetition", Severity::Warning,
             fmt(100 * d.draftRepetition, 0) + "% of draft blocks repeat one token 3 times in a row in their first " +
@@ -335,6 +280,175 @@ std::vector<DiagnosePrompt> defaultDiagnosePrompts() {
             text("prose", "The quick brown fox jumps over the lazy dog. Then the fox")};
 }
 
+const std::vector<std::string>& diagnoseProbeFamilies() {
+    static const std::vector<std::string> families = {"static",       "acceptance",      "context-leak", "label-shift",
+                                                      "block-causal", "position-offset", "tap-offset",   "window"};
+    return families;
+}
+
+std::vector<std::string> parseProbeFamilies(const std::string& list) {
+    const auto& all = diagnoseProbeFamilies();
+    std::vector<std::string> out;
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        auto end = list.find(',', pos);
+        if (end == std::string::npos) end = list.size();
+        const auto piece = list.substr(pos, end - pos);
+        pos = end + 1;
+        const auto first = piece.find_first_not_of(" \t");
+        if (first == std::string::npos) continue;
+        const auto name = piece.substr(first, piece.find_last_not_of(" \t") - first + 1);
+        if (name == "all") return all;
+        if (std::find(all.begin(), all.end(), name) == all.end()) {
+            std::string valid;
+            for (const auto& f : all) valid += (valid.empty() ? "" : ", ") + f;
+            throw Error("unknown probe family '" + name + "' in --probes '" + list + "'; valid: " + valid + ", all");
+        }
+        if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+    }
+    if (out.empty()) throw Error("--probes '" + list + "' names no probe family");
+    return out;
+}
+
+namespace {
+
+/// Wall-clock seconds since `start`.
+double secondsSince(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Per-anchor acceptance of drafter `index` under `convention` over the sequences of the
+/// declared probe `plain` (whose drafts serve a convention that changes the scoring only).
+/// Adds the drafter calls to `steps`.
+std::vector<double> probeAcceptance(Engine& engine, int index, const ProbeConvention& convention,
+                                    const std::vector<TeacherForcedDrafts>& plain, LoopRevision loop,
+                                    const std::atomic<bool>* cancel, std::int64_t& steps,
+                                    std::vector<double>* slotMatch = nullptr) {
+    std::vector<TeacherForcedDrafts> runs;
+    if (convention.changesDrafterCall())
+        for (const auto& p : plain) {
+            runs.push_back(engine.teacherForcedDrafts(p.sequence, p.promptLength, index, convention, loop, cancel));
+            steps += static_cast<std::int64_t>(runs.back().anchors.size());
+        }
+    const auto& drafts = convention.changesDrafterCall() ? runs : plain;
+    if (slotMatch) *slotMatch = slotMatchRates(drafts, convention.labelShift);
+    return pooledAcceptance(drafts, convention.labelShift);
+}
+
+/// The best alternative of one family that beat the declared convention.
+struct Candidate {
+    ConventionProbe probe;
+    ConventionAlternative alternative;
+    std::vector<double> acceptance;  ///< per anchor, pooled over prompts
+};
+
+/// Runs every alternative of the convention family `family` over the sequences of `plain`
+/// (the declared probe), records them in d.conventionProbes and d.costs, and returns the
+/// alternative with the highest lower bound among those above kConventionMargin, if any.
+std::optional<Candidate> conventionFamily(Engine& engine, DrafterDiagnosis& d, const std::string& family, int index,
+                                          const std::optional<DrafterConfig>& config,
+                                          const std::vector<TeacherForcedDrafts>& plain, const std::vector<double>& declared,
+                                          std::int64_t longestSequence, LoopRevision loop,
+                                          const std::atomic<bool>* cancel) {
+    const auto start = std::chrono::steady_clock::now();
+    ProbeCost cost{family, 0, 0};
+    std::optional<Candidate> best;
+    for (const auto& alt : conventionAlternatives(family, d.summary, config, engine.targetSummary().numLayers,
+                                                  longestSequence)) {
+        ConventionProbe probe;
+        probe.family = family;
+        probe.alternative = describeConvention(alt.convention, d.summary.layout);
+        probe.convention = alt.convention;
+        probe.declaredTau = mean(declared);
+        auto acceptance = probeAcceptance(engine, index, alt.convention, plain, loop, cancel, cost.probeSteps,
+                                          &probe.slotMatch);
+        probe.tau = mean(acceptance);
+        probe.difference = pairedBootstrap(declared, acceptance, kConventionResamples, kConventionConfidence,
+                                           kConventionSeed);
+        probe.finding = probe.difference.lower > kConventionMargin;
+        if (probe.finding && (!best || probe.difference.lower > best->probe.difference.lower))
+            best = Candidate{probe, alt, std::move(acceptance)};
+        d.conventionProbes.push_back(std::move(probe));
+    }
+    if (family == "context-leak")
+        for (const auto& p : d.conventionProbes)
+            if (p.family == family) d.probeTauAnchorFeature = p.tau;
+    cost.seconds = secondsSince(start);
+    d.costs.push_back(cost);
+    return best;
+}
+
+/// `b`'s overrides on top of `a`'s (b wins where both override).
+ProbeConvention compose(const ProbeConvention& a, const ProbeConvention& b) {
+    ProbeConvention c = a;
+    c.blockAttention.resize(std::max(a.blockAttention.size(), b.blockAttention.size()));
+    for (std::size_t i = 0; i < b.blockAttention.size(); ++i)
+        if (b.blockAttention[i] != ProbeConvention::BlockAttention::Declared) c.blockAttention[i] = b.blockAttention[i];
+    c.window.resize(std::max(a.window.size(), b.window.size()));
+    for (std::size_t i = 0; i < b.window.size(); ++i)
+        if (b.window[i].kind != ProbeConvention::Window::Kind::Declared) c.window[i] = b.window[i];
+    if (b.positionOffset != 0) c.positionOffset = b.positionOffset;
+    if (b.tapOffset != 0) c.tapOffset = b.tapOffset;
+    c.anchorFeatureInContext = a.anchorFeatureInContext || b.anchorFeatureInContext;
+    if (b.labelShift != 0) c.labelShift = b.labelShift;
+    return c;
+}
+
+/// Raises the findings of the families' winners. The strongest (highest lower bound) is
+/// raised; each further one only if adding its convention to those already raised still
+/// gains more than kConventionMargin (paired bootstrap against them): a winner that only
+/// compensates for another mismatch (dropping the window of a layer declared bidirectional
+/// when the real bug is its causality) is explained by it and not raised.
+void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std::vector<Candidate> candidates,
+                             const std::vector<TeacherForcedDrafts>& plain, LoopRevision loop,
+                             const std::atomic<bool>* cancel) {
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+        return x.probe.difference.lower > y.probe.difference.lower;
+    });
+    std::optional<ProbeConvention> accepted;
+    std::vector<double> acceptedAcceptance;
+    std::int64_t steps = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (auto& c : candidates) {
+        std::vector<std::pair<std::string, double>> extra;
+        if (accepted) {
+            const auto combined = compose(*accepted, c.alternative.convention);
+            const auto withIt = probeAcceptance(engine, index, combined, plain, loop, cancel, steps);
+            const auto gain = pairedBootstrap(acceptedAcceptance, withIt, kConventionResamples, kConventionConfidence,
+                                              kConventionSeed);
+            if (gain.lower <= kConventionMargin) {
+                for (auto& p : d.conventionProbes)
+                    if (p.family == c.probe.family && p.alternative == c.probe.alternative) p.finding = false;
+                continue;
+            }
+            extra = {{"gain_over_other_findings_lower", gain.lower}};
+            accepted = combined;
+            acceptedAcceptance = withIt;
+        } else {
+            accepted = c.alternative.convention;
+            acceptedAcceptance = c.acceptance;
+        }
+        if (c.probe.family == "label-shift")
+            extra.insert(extra.begin(),
+                         {{"first_slot_next_position_match", d.nextPositionMatch.empty() ? 0.0 : d.nextPositionMatch[0]},
+                          {"first_slot_same_position_match", d.samePositionMatch.empty() ? 0.0 : d.samePositionMatch[0]}});
+        d.findings.push_back(conventionFinding(c.probe, c.alternative, d.summary.layout, std::move(extra)));
+    }
+    // Only the winners of a family are findings; the other alternatives above the margin lost to them.
+    for (auto& p : d.conventionProbes) {
+        if (!p.finding) continue;
+        bool raised = false;
+        for (const auto& c : candidates)
+            raised = raised || (p.family == c.probe.family && p.alternative == c.probe.alternative);
+        p.finding = raised && std::any_of(d.findings.begin(), d.findings.end(), [&](const Finding& f) {
+            return f.id == p.family || f.id == "convention-" + p.family;
+        });
+    }
+    if (steps > 0) d.costs.push_back({"combined", steps, secondsSince(start)});
+}
+
+}  // namespace
+
 DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>& drafterPaths,
                                  const std::vector<DiagnosePrompt>& prompts, const DiagnoseSettings& settings,
                                  const ProgressFn& progress, const std::atomic<bool>* cancel) {
@@ -342,9 +456,24 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
     if (prompts.empty()) throw Error("diagnose: no prompts");
     if (drafterPaths.empty()) throw Error("diagnose: no drafters");
     validateSampling(settings.sampling);
+    std::vector<std::string> families;
+    for (const auto& f : settings.probes) {
+        const auto one = parseProbeFamilies(f);  // validates the name
+        families.insert(families.end(), one.begin(), one.end());
+    }
+    if (families.empty()) families = diagnoseProbeFamilies();
+    const auto runs = [&](const std::string& f) { return std::find(families.begin(), families.end(), f) != families.end(); };
+    const bool acceptance = runs("acceptance");
+    const bool anyConvention = std::any_of(families.begin(), families.end(), isConventionFamily);
+    if (!acceptance && settings.sampling.temperature != 0.0)
+        throw Error("diagnose: --temperature needs the acceptance probes (the sampled runs give the sequences "
+                    "the other probes follow); add acceptance to --probes");
     DiagnosisReport report;
     report.target = engine.targetSummary();
     report.settings = settings;
+    report.settings.probes.clear();
+    for (const auto& f : diagnoseProbeFamilies())  // in run order
+        if (runs(f)) report.settings.probes.push_back(f);
     for (const auto& p : prompts) report.promptIds.push_back(p.id);
     const std::int64_t total = static_cast<std::int64_t>(drafterPaths.size() * prompts.size());
     std::int64_t done = 0;
@@ -353,8 +482,12 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
         DrafterDiagnosis d;
         d.path = path;
         const auto config = readConfig(path);
-        if (config) staticChecks(d, *config, report.target, engine, fcInputWidth(path));
-        else droppedWindowCheck(d, path);
+        if (runs("static")) {
+            const auto start = std::chrono::steady_clock::now();
+            if (config) staticChecks(d, *config, report.target, engine, fcInputWidth(path));
+            else droppedWindowCheck(d, path);
+            d.costs.push_back({"static", 0, secondsSince(start)});
+        }
         int index = -1;
         try {
             d.summary = engine.loadDrafter(path);
@@ -365,8 +498,10 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
         } catch (const Error& e) {
             add(d, "load-failed", Severity::Error, std::string("the drafter does not load: ") + e.what());
         }
-        if (d.loaded) {
-            std::vector<TeacherForcedDrafts> plain, withAnchor;
+        if (d.loaded && (acceptance || anyConvention)) {
+            const auto start = std::chrono::steady_clock::now();
+            ProbeCost cost{"acceptance", 0, 0};
+            std::vector<TeacherForcedDrafts> plain;
             std::int64_t longestContext = 0;
             RunSettings rs = settings.sampling;
             rs.maxNewTokens = settings.maxNewTokens;
@@ -374,35 +509,55 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
             rs.drafter = index;
             for (const auto& p : prompts) {
                 if (cancel && cancel->load()) throw Cancelled();
-                PromptAnalysisRequest request;
-                request.prompt = p.spec;
-                request.settings = rs;
-                const auto run = analysePrompt(engine, request, {}, cancel).run;
-                d.promptTaus.push_back(run.tau);
-                longestContext = std::max(longestContext, static_cast<std::int64_t>(run.outputIds.size()));
-                const auto P = static_cast<std::int64_t>(run.promptIds.size());
-                if (static_cast<std::int64_t>(run.outputIds.size()) - d.summary.blockSize >= P) {
-                    plain.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, false, rs.loop, cancel));
-                    withAnchor.push_back(engine.teacherForcedDrafts(run.outputIds, P, index, true, rs.loop, cancel));
+                std::vector<std::int64_t> sequence;
+                std::int64_t P = 0;
+                if (acceptance) {
+                    PromptAnalysisRequest request;
+                    request.prompt = p.spec;
+                    request.settings = rs;
+                    const auto run = analysePrompt(engine, request, {}, cancel).run;
+                    d.promptTaus.push_back(run.tau);
+                    cost.probeSteps += static_cast<std::int64_t>(run.steps.size());
+                    sequence = run.outputIds;
+                    P = static_cast<std::int64_t>(run.promptIds.size());
+                } else {  // the target's greedy continuation alone
+                    P = static_cast<std::int64_t>(engine.encodePrompt(p.spec).size());
+                    sequence = engine.greedy(p.spec, settings.maxNewTokens, /*ignoreEos=*/true, cancel);
+                }
+                longestContext = std::max(longestContext, static_cast<std::int64_t>(sequence.size()));
+                if (static_cast<std::int64_t>(sequence.size()) - d.summary.blockSize >= P) {
+                    plain.push_back(engine.teacherForcedDrafts(sequence, P, index, ProbeConvention{}, rs.loop, cancel));
+                    cost.probeSteps += static_cast<std::int64_t>(plain.back().anchors.size());
                 }
                 if (progress) progress(++done, total);
             }
             d.tau = mean(d.promptTaus);
-            windowCheck(d, longestContext);
+            if (acceptance) windowCheck(d, longestContext);
             if (plain.empty())
                 add(d, "probe-skipped", Severity::Info,
                     "the teacher-forced probe needs at least " + std::to_string(d.summary.blockSize) +
                         " generated tokens per prompt; with --max-new " + std::to_string(settings.maxNewTokens) +
-                        " the label-shift, context-leak and repetition checks did not run",
+                        " the convention, context-leak, label-shift and repetition checks did not run",
                     {{"max_new_tokens", double(settings.maxNewTokens)}, {"block_size", double(d.summary.blockSize)}});
-            const auto a = probeStats(plain), b = probeStats(withAnchor);
-            d.probeTau = a.tau;
-            d.probeTauAnchorFeature = b.tau;
-            d.samePositionMatch = a.same;
-            d.nextPositionMatch = a.next;
-            d.draftRepetition = a.repetition;
-            d.referenceRepetition = a.referenceRepetition;
-            patternChecks(d);
+            const auto declared = pooledAcceptance(plain, 0);
+            d.probeTau = mean(declared);
+            if (!plain.empty()) {
+                d.samePositionMatch = slotMatchRates(plain, 0);
+                d.nextPositionMatch = slotMatchRates(plain, 1);
+                std::tie(d.draftRepetition, d.referenceRepetition) = repetition(plain);
+            }
+            cost.seconds = secondsSince(start);
+            if (acceptance) d.costs.push_back(cost);
+            if (!plain.empty()) {
+                std::vector<Candidate> candidates;
+                for (const auto& f : families)
+                    if (isConventionFamily(f))
+                        if (auto c = conventionFamily(engine, d, f, index, config, plain, declared, longestContext,
+                                                      rs.loop, cancel))
+                            candidates.push_back(std::move(*c));
+                raiseConventionFindings(engine, d, index, std::move(candidates), plain, rs.loop, cancel);
+            }
+            if (acceptance) patternChecks(d);
         } else {
             done += static_cast<std::int64_t>(prompts.size());
             if (progress) progress(done, total);

@@ -143,11 +143,32 @@ nlohmann::json toJson(const DiagnosisReport& r) {
                           {"next_position_match", d.nextPositionMatch},
                           {"draft_repetition", d.draftRepetition},
                           {"reference_repetition", d.referenceRepetition}};
+            nlohmann::json conventions = nlohmann::json::array();
+            for (const auto& c : d.conventionProbes)
+                conventions.push_back({{"family", c.family},
+                                       {"alternative", c.alternative},
+                                       {"declared_tau", c.declaredTau},
+                                       {"tau", c.tau},
+                                       {"difference", c.difference.mean},
+                                       {"difference_lower", c.difference.lower},
+                                       {"difference_upper", c.difference.upper},
+                                       {"anchors", c.difference.pairs},
+                                       {"slot_match", c.slotMatch},
+                                       {"finding", c.finding}});
+            j["convention_probes"] = conventions;
         }
+        nlohmann::json costs = nlohmann::json::array();
+        for (const auto& c : d.costs)
+            costs.push_back({{"family", c.family}, {"probe_steps", c.probeSteps}, {"seconds", c.seconds}});
+        j["costs"] = costs;
         drafters.push_back(j);
     }
     nlohmann::json settings = {{"max_new_tokens", r.settings.maxNewTokens}, {"ignore_eos", true}};
     writeSamplingJson(settings, r.settings.sampling);
+    settings["probes"] = r.settings.probes;
+    settings["convention_margin"] = kConventionMargin;
+    settings["convention_confidence"] = kConventionConfidence;
+    settings["bootstrap_resamples"] = kConventionResamples;
     return {{"target", toJson(r.target)},
             {"prompts", r.promptIds},
             {"settings", settings},

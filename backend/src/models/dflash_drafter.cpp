@@ -142,8 +142,12 @@ const RotaryEmbedding& DFlashDrafter::rotary(LoopRevision revision) const {
 }
 
 DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
-                                 LoopRevision revision, bool keepAttention, std::int64_t blockStart) const {
+                                 LoopRevision revision, bool keepAttention, std::int64_t blockStart,
+                                 const std::vector<LayerAttention>* layout) const {
     const auto& c = config_.body;
+    if (layout && layout->size() != layers_.size())
+        throw Error("drafter call: the layout override has " + std::to_string(layout->size()) +
+                    " layers, the drafter has " + std::to_string(layers_.size()));
     const auto dev = target_.device();
     const std::int64_t B = block.size(0);
     const std::int64_t C = features.size(0);
@@ -194,7 +198,7 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
         q = RotaryEmbedding::apply(q, qCos, qSin);
         k = RotaryEmbedding::apply(k, cos, sin);
         const auto [K, V] = cache.append(l, k, v);
-        const auto mask = maskOf(layerAttention(l));  // none for the base layout: not causal, no window
+        const auto mask = maskOf(layout ? (*layout)[l] : layerAttention(l));  // none for the base layout
         at::Tensor attn;
         if (keepAttention) {
             at::Tensor w;

@@ -53,9 +53,12 @@ public:
     /// every call on one cache must pass the same revision.
     /// With `keepAttention`, DraftOutput::attention holds every layer's attention weights.
     /// `blockStart` >= 0 places the block at that absolute position instead (diagnosis
-    /// probes that put the anchor's own feature into the context: DFLASH.md section 7).
+    /// probes that put the anchor's own feature into the context, or move the block: DFLASH.md
+    /// section 7). `layout`, if given, replaces the configured per-layer attention layout
+    /// (one entry per drafter layer; convention probes, probeLayout()); Error if its size differs.
     DraftOutput draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache, LoopRevision revision,
-                      bool keepAttention = false, std::int64_t blockStart = -1) const;
+                      bool keepAttention = false, std::int64_t blockStart = -1,
+                      const std::vector<LayerAttention>* layout = nullptr) const;
 
     /// The rotary embedding the reference of `revision` runs this drafter with
     /// (docs/ENGINE.md, "Drafter call"). April2026: that reference loads the drafter in its
