@@ -184,18 +184,9 @@ void BudgetSweepPlot::redraw() {
 }
 
 QStringList BudgetSweepPlot::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (const auto& fmt : figureFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportPlot(plot_, path, error, 640, 400, figureTitle())) return written;
-        written << path;
-    }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(table_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.plot(exportName(), plot_, 640, 400, figureTitle()) && set.table(exportName(), table_);
+    return set.written();
 }
 
 }  // namespace draftscope

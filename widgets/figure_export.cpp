@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModel>
 #include <QAction>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGraphicsScene>
@@ -223,8 +224,38 @@ bool exportTable(const QAbstractItemModel* model, const QString& path, QString* 
     return true;
 }
 
-void installExportMenu(QWidget* view, const QString& baseName,
-                       const std::function<bool(const QString&, QString*)>& render,
+FigureSet::FigureSet(const QString& dir, QString* error) : dir_(dir), error_(error) {
+    if (!QDir().mkpath(dir)) {
+        ok_ = false;
+        fail(error_, QObject::tr("cannot create directory '%1'").arg(dir));
+    }
+}
+
+bool FigureSet::write(const QString& base, const QStringList& formats,
+                      const std::function<bool(const QString&, QString*)>& one) {
+    for (const QString& fmt : formats) {
+        if (!ok_) return false;
+        const QString path = QDir(dir_).filePath(base + QLatin1Char('.') + fmt);
+        QString err;
+        ok_ = one(path, &err);
+        if (!ok_) return fail(error_, err);
+        written_ << path;
+    }
+    return ok_;
+}
+
+bool FigureSet::figure(const QString& base, const FigureRenderer& render) { return write(base, figureFormats(), render); }
+
+bool FigureSet::plot(const QString& base, QCustomPlot* plot, int width, int height, const QString& title) {
+    return write(base, figureFormats(),
+                 [&](const QString& path, QString* err) { return exportPlot(plot, path, err, width, height, title); });
+}
+
+bool FigureSet::table(const QString& base, const QAbstractItemModel* model) {
+    return write(base, tableFormats(), [&](const QString& path, QString* err) { return exportTable(model, path, err); });
+}
+
+void installExportMenu(QWidget* view, const QString& baseName, const FigureRenderer& render,
                        const QAbstractItemModel* table) {
     view->setContextMenuPolicy(Qt::ActionsContextMenu);
     auto ask = [view, baseName](const QString& fmt) {

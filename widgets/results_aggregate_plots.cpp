@@ -259,19 +259,10 @@ double ResultsAggregatePlots::chainReference(int drafter) const {
 }
 
 QStringList ResultsAggregatePlots::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (auto* plot : {tau_, position_, histogram_, budget_})
-        for (const auto& fmt : figureFormats()) {
-            const QString path = QDir(dir).filePath(plot->objectName() + "." + fmt);
-            if (!exportPlot(plot, path, error, 640, 400, figureTitle())) return written;
-            written << path;
-        }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(table_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    for (auto* plot : {tau_, position_, histogram_, budget_}) set.plot(plot->objectName(), plot, 640, 400, figureTitle());
+    set.table(exportName(), table_);
+    return set.written();
 }
 
 }  // namespace draftscope
