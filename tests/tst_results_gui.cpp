@@ -456,10 +456,7 @@ private slots:
     void exportFiguresFromAResultsFile() {
         QTemporaryDir dir;
         QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("QT_QPA_PLATFORM", "offscreen");
-        p.setProcessEnvironment(env);
-        p.start(DRAFTSCOPE_GUI, {path_, "--results-prompt", "main", "--export-figures", dir.path()});
+        startOffscreen(p, DRAFTSCOPE_GUI, {path_, "--results-prompt", "main", "--export-figures", dir.path()});
         QVERIFY(p.waitForFinished(120000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() == 0, qPrintable(err));

@@ -398,14 +398,8 @@ void MainWindow::runAnalysis() {
         reportError("analysis", tr("the prompt is empty: type a prompt or pick one from the prompt set"));
         return;
     }
-    if (const QString err = promptPanel_->ddtreeBudgetError(); !err.isEmpty()) {
-        reportError("analysis", err);
-        return;
-    }
-    try {  // DDTree is greedy: budgets need temperature 0
-        validateTreeBudgets(r.ddtreeBudgets, r.settings.temperature);
-    } catch (const Error& e) {
-        reportError("analysis", QString::fromStdString(e.what()));
+    if (!r.ddtreeBudgetError.isEmpty()) {
+        reportError("analysis", r.ddtreeBudgetError);
         return;
     }
     // What runs is what the Models fields say: models other than the loaded (or loading)
