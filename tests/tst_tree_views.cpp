@@ -586,6 +586,37 @@ private slots:
         QCOMPARE(p.table()->rowCount(), 3);
     }
 
+    void budgetSweepLegendStaysInsideInCompareMode() {
+        // Compare mode's entries name the drafters and are long: in a narrow dock one a row,
+        // every entry inside the plot; in a wide one two a row, as exported at 640 px.
+        BudgetSweepPlot p;
+        RunResult chain;
+        chain.tau = 2.25;
+        chain.steps.resize(4);
+        const std::vector<TreeRunResult> trees = {threeStepRun(4, 2.0), threeStepRun(8, 2.75)};
+        p.setRuns(chain, trees);
+        p.setComparison(chain, trees, "drafter-with-a-long-name", "drafter-anchor-leak-long-name");
+        auto* legend = p.plot()->legend;
+        QCOMPARE(legend->itemCount(), 4);
+        for (int width : {340, 900}) {
+            p.resize(width, 400);
+            p.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&p));
+            p.plot()->replot();
+            QCOMPARE(legend->wrap(), width < 600 ? 1 : 2);
+            for (int i = 0; i < legend->itemCount(); ++i)
+                QVERIFY2(legend->item(i)->outerRect().right() <= p.plot()->width(),
+                         qPrintable(QString("entry %1 ends at %2 of %3 px").arg(i)
+                                        .arg(legend->item(i)->outerRect().right()).arg(p.plot()->width())));
+        }
+        QTemporaryDir dir;
+        QString err;
+        p.resize(340, 400);
+        QCoreApplication::processEvents();
+        QCOMPARE(p.exportAll(dir.path(), &err).size(), 5);
+        QCOMPARE(legend->wrap(), 1);  // back to the on-screen width after the 640 px export
+    }
+
     void exportsAreValid() {
         QTemporaryDir dir;
         AcceptanceTreeView v;

@@ -1,6 +1,7 @@
 #include "hidden_stats_plots.h"
 
 #include "figure_export.h"
+#include "plot_legend.h"
 #include "token_display.h"
 
 #include <algorithm>
@@ -51,15 +52,10 @@ QCPTextElement* addTitleRow(QCustomPlot* p) {
 
 HiddenStatsLinePlot::HiddenStatsLinePlot(QWidget* parent) : QCustomPlot(parent) {
     title_ = addTitleRow(this);
-    // Legend in its own row under the axis rect, two entries per row.
-    legend->setVisible(true);
-    axisRect()->insetLayout()->take(legend);
-    plotLayout()->addElement(2, 0, legend);
-    plotLayout()->setRowStretchFactor(2, 0.001);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(1);  // fitLegend() fits as many entries per row as the width allows
-    legend->setBorderPen(Qt::NoPen);
-    legend->setMargins(QMargins(4, 0, 4, 2));
+    // Legend in its own row under the axis rect; fitLegend() fits as many entries per row as
+    // the width allows.
+    placeLegendBelow(this);
+    legend->setWrap(1);
 
     xAxis->setLabel(tr("position"));
     xAxis->grid()->setVisible(false);
@@ -230,18 +226,7 @@ void HiddenStatsLinePlot::resizeEvent(QResizeEvent* event) {
     fitLegend(width());
 }
 
-void HiddenStatsLinePlot::fitLegend(int plotWidth) {
-    int widest = 1;
-    for (int i = 0; i < legend->itemCount(); ++i)
-        if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, item->minimumOuterSizeHint().width());
-    const int available = plotWidth - legend->margins().left() - legend->margins().right() - 8;
-    const int wrap = std::clamp((available + legend->columnSpacing()) / (widest + legend->columnSpacing()), 1, 4);
-    if (wrap != legend->wrap()) {
-        legend->setWrap(wrap);
-        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
-        replot(QCustomPlot::rpQueuedReplot);
-    }
-}
+void HiddenStatsLinePlot::fitLegend(int plotWidth) { fitLegendRows(this, plotWidth, 4); }
 
 bool HiddenStatsLinePlot::exportFigure(const QString& path, QString* error, const QString& title) {
     fitLegend(kExportWidth);  // legend rows fitted to the export width

@@ -228,7 +228,9 @@ void ResultsAggregatePlots::setResults(const ResultsFile& r) {
         auto* text = new QCPItemText(budget_);
         text->position->setType(QCPItemPosition::ptAxisRectRatio);
         text->position->setCoords(0.5, 0.5);
-        text->setText(tr("no DDTree budgets in this results file\n(draftscope-cli eval --ddtree-budget N)"));
+        // Short lines: the plot may be as narrow as its minimum width (a text item is clipped
+        // to the axis rect).
+        text->setText(tr("no DDTree budgets\nin this results file\n(draftscope-cli eval\n--ddtree-budget N)"));
         text->setColor(Qt::darkGray);
         budget_->xAxis->setRange(1, 64);
         budget_->legend->setVisible(false);

@@ -21,7 +21,8 @@ namespace {
 
 /// A QFormLayout gives a word-wrapped label its one-line height unless the label asks for
 /// more: its minimum height becomes the height its text needs at its width (at least 200
-/// px); no text asks for nothing.
+/// px); no text asks for nothing. The panel's minimum height, and so the Models dock's,
+/// follows (the dock grows to show drafter B's summary line without further help).
 void askWrappedHeight(QLabel* label) {
     label->setMinimumHeight(label->text().isEmpty() ? 0 : label->heightForWidth(std::max(label->width(), 200)));
 }
