@@ -258,35 +258,25 @@ bool FigureSet::table(const QString& base, const QAbstractItemModel* model) {
 void installExportMenu(QWidget* view, const QString& baseName, const FigureRenderer& render,
                        const QAbstractItemModel* table) {
     view->setContextMenuPolicy(Qt::ActionsContextMenu);
-    auto ask = [view, baseName](const QString& fmt) {
-        return QFileDialog::getSaveFileName(view, QObject::tr("Export %1").arg(baseName), baseName + "." + fmt,
-                                            QStringLiteral("%1 (*.%2)").arg(fmt.toUpper(), fmt));
-    };
-    auto report = [view](bool ok, const QString& err) {
-        if (!ok) QMessageBox::warning(view, QObject::tr("Export failed"), err);
-    };
-    for (const QString& fmt : figureFormats()) {
-        auto* a = new QAction(QObject::tr("Export as %1...").arg(fmt.toUpper()), view);
-        QObject::connect(a, &QAction::triggered, view, [=] {
-            const QString path = ask(fmt);
-            if (path.isEmpty()) return;
-            QString err;
-            report(render(path, &err), err);
-        });
-        view->addAction(a);
-    }
-    if (table) {
-        for (const QString& fmt : tableFormats()) {
-            auto* a = new QAction(QObject::tr("Export table as %1...").arg(fmt.toUpper()), view);
+    // One action per format: ask for a path, write it with `write`, report a failure.
+    auto addActions = [view, baseName](const QStringList& formats, const QString& label, const FigureRenderer& write) {
+        for (const QString& fmt : formats) {
+            auto* a = new QAction(label.arg(fmt.toUpper()), view);
             QObject::connect(a, &QAction::triggered, view, [=] {
-                const QString path = ask(fmt);
+                const QString path =
+                    QFileDialog::getSaveFileName(view, QObject::tr("Export %1").arg(baseName), baseName + "." + fmt,
+                                                 QStringLiteral("%1 (*.%2)").arg(fmt.toUpper(), fmt));
                 if (path.isEmpty()) return;
                 QString err;
-                report(exportTable(table, path, &err), err);
+                if (!write(path, &err)) QMessageBox::warning(view, QObject::tr("Export failed"), err);
             });
             view->addAction(a);
         }
-    }
+    };
+    addActions(figureFormats(), QObject::tr("Export as %1..."), render);
+    if (table)
+        addActions(tableFormats(), QObject::tr("Export table as %1..."),
+                   [table](const QString& path, QString* err) { return exportTable(table, path, err); });
 }
 
 }  // namespace draftscope
