@@ -1,5 +1,6 @@
 #pragma once
-// Waiting on signals that the analysis worker thread emits, for the GUI suites.
+// Waiting on signals that the analysis worker thread emits, and starting the GUI binary
+// headless, for the GUI suites.
 //
 // QSignalSpy records a signal in the emitting thread (a direct connection). The window's own
 // slots for the same signal are queued to the GUI thread: when the spy has counted the signal,
@@ -10,6 +11,8 @@
 
 #include <QCoreApplication>
 #include <QDeadlineTimer>
+#include <QProcess>
+#include <QProcessEnvironment>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -36,6 +39,15 @@ inline void deliverQueuedSlots() {
     while (spy.count() < count && !deadline.hasExpired()) QTest::qWait(10);
     deliverQueuedSlots();
     return spy.count() >= count;
+}
+
+/// Starts `program` (the draftscope binary) with `arguments` on Qt's offscreen platform, as a
+/// headless run on a server would; the caller waits for it.
+inline void startOffscreen(QProcess& process, const QString& program, const QStringList& arguments) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    process.setProcessEnvironment(env);
+    process.start(program, arguments);
 }
 
 }  // namespace testsupport

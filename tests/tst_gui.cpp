@@ -63,6 +63,22 @@ AnalysisRequest demoRequest(int maxNew) {
     r.settings.loop = LoopRevision::April2026;  // goldens.json holds the April loop
     return r;
 }
+/// Loads `models` (the demo pair by default) into `c` and waits for them (false after a minute).
+[[nodiscard]] bool loadModelsAndWait(AnalysisController& c, const ModelRequest& models = demoModels()) {
+    QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
+    c.loadModels(models);
+    return testsupport::waitForSignal(loaded, 60000);
+}
+
+/// Analyses `r` on `c` and returns its finished bundle (nullptr after two minutes);
+/// *requestId gets analyse()'s id.
+RunBundlePtr analyseToEnd(AnalysisController& c, const AnalysisRequest& r, quint64* requestId = nullptr) {
+    QSignalSpy finished(&c, &AnalysisController::analysisFinished);
+    const quint64 id = c.analyse(r);
+    if (requestId) *requestId = id;
+    if (!testsupport::waitForSignal(finished, 120000)) return nullptr;
+    return finished.first().first().value<RunBundlePtr>();
+}
 }  // namespace
 
 class TestGui : public QObject {
@@ -75,9 +91,7 @@ private slots:
 
     void eventLoopKeepsRunningDuringARun() {
         AnalysisController c;
-        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
-        c.loadModels(demoModels());
-        QVERIFY(waitForSignal(loaded, 60000));
+        QVERIFY(loadModelsAndWait(c));
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy progress(&c, &AnalysisController::progress);
         int ticks = 0;
@@ -104,9 +118,7 @@ private slots:
 
     void cancelStopsARun() {
         AnalysisController c;
-        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
-        c.loadModels(demoModels());
-        QVERIFY(waitForSignal(loaded, 60000));
+        QVERIFY(loadModelsAndWait(c));
         QSignalSpy cancelled(&c, &AnalysisController::cancelled);
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy progress(&c, &AnalysisController::progress);
@@ -120,9 +132,7 @@ private slots:
 
     void newerRequestSupersedesPendingAndRunning() {
         AnalysisController c;
-        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
-        c.loadModels(demoModels());
-        QVERIFY(waitForSignal(loaded, 60000));
+        QVERIFY(loadModelsAndWait(c));
         QSignalSpy started(&c, &AnalysisController::analysisStarted);
         QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         QSignalSpy cancelled(&c, &AnalysisController::cancelled);
@@ -162,14 +172,9 @@ private slots:
 
     void supersededAttentionIsDropped() {
         AnalysisController c;
-        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
-        c.loadModels(demoModels());
-        QVERIFY(waitForSignal(loaded, 60000));
-        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
-        c.analyse(demoRequest(32));
-        QVERIFY(waitForSignal(finished, 120000));
-        const auto b = finished.first().first().value<RunBundlePtr>();
-        QVERIFY(b->run.steps.size() >= 3);
+        QVERIFY(loadModelsAndWait(c));
+        const auto b = analyseToEnd(c, demoRequest(32));
+        QVERIFY(b && b->run.steps.size() >= 3);
         // Two requests back to back: the first is superseded whether it is still pending or
         // already computing, so only the second one's answer arrives.
         QSignalSpy attn(&c, &AnalysisController::attentionReady);
@@ -185,16 +190,13 @@ private slots:
 
     void eachRunArrivesWhenItFinishes() {
         AnalysisController c;
-        QSignalSpy loaded(&c, &AnalysisController::modelsLoaded);
-        c.loadModels(demoModels());
-        QVERIFY(waitForSignal(loaded, 60000));
+        QVERIFY(loadModelsAndWait(c));
         QSignalSpy partial(&c, &AnalysisController::partialResult);
-        QSignalSpy finished(&c, &AnalysisController::analysisFinished);
         AnalysisRequest r = demoRequest(32);
         r.ddtreeBudgets = {4, 8};
-        const auto id = c.analyse(r);
-        QVERIFY(waitForSignal(finished, 120000));
-        const auto full = finished.first().first().value<RunBundlePtr>();
+        quint64 id = 0;
+        const auto full = analyseToEnd(c, r, &id);
+        QVERIFY(full);
         QCOMPARE(full->treeRuns.size(), std::size_t(2));
         // The chain run (with its statistics), then chain + budget 4; the last run comes complete.
         QCOMPARE(partial.count(), 2);
@@ -431,6 +433,8 @@ private slots:
         QCOMPARE(field->text(), QString("4, 8, 16, 32"));  // the default
         field->setText("4, eight");
         QVERIFY(w.promptPanel()->ddtreeBudgetError().contains("'eight'"));
+        QVERIFY(w.promptPanel()->request().ddtreeBudgetError.contains("'eight'"));  // the request carries it
+        QVERIFY(w.promptPanel()->request().ddtreeBudgets.empty());
         w.runAnalysis();
         QVERIFY(w.logText().contains("DDTree budget 'eight'"));
         QTest::qWait(100);
@@ -663,16 +667,11 @@ private slots:
                                           "drafter B: chain (DFlash)", "drafter B: DDTree budget 4 (1 of 1)"}));
         {  // B alone, as drafter A of a single-drafter controller: the same run.
             AnalysisController alone;
-            QSignalSpy loaded(&alone, &AnalysisController::modelsLoaded);
             ModelRequest onlyB = demoModels();
             onlyB.drafterDir = models.drafterBDir;
-            alone.loadModels(onlyB);
-            QVERIFY(waitForSignal(loaded, 60000));
-            QSignalSpy finished(&alone, &AnalysisController::analysisFinished);
-            alone.analyse(w.promptPanel()->request());
-            QVERIFY(waitForSignal(finished, 120000));
-            const auto single = finished.first().first().value<RunBundlePtr>();
-            QVERIFY(!single->comparison);
+            QVERIFY(loadModelsAndWait(alone, onlyB));
+            const auto single = analyseToEnd(alone, w.promptPanel()->request());
+            QVERIFY(single && !single->comparison);
             QCOMPARE(single->run.acceptanceLengths, b.run.acceptanceLengths);
             QCOMPARE(single->run.tau, b.run.tau);
             QCOMPARE(single->treeRuns[0].acceptanceLengths, b.treeRuns[0].acceptanceLengths);
@@ -732,13 +731,10 @@ private slots:
     void compareCommandLine() {
         QTemporaryDir dir;
         QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("QT_QPA_PLATFORM", "offscreen");
-        p.setProcessEnvironment(env);
         const QString leak = QString::fromStdString(drafterDir("drafter-anchor-leak"));
-        p.start(DRAFTSCOPE_GUI, {"--target", QString::fromStdString(demoTarget()), "--drafter",
-                                 QString::fromStdString(demoDrafter()), "--drafter", leak, "--prompt", "def fib(n):",
-                                 "--max-new", "16", "--ddtree-budget", "4", "--export-figures", dir.path()});
+        startOffscreen(p, DRAFTSCOPE_GUI, {"--target", QString::fromStdString(demoTarget()), "--drafter",
+                                         QString::fromStdString(demoDrafter()), "--drafter", leak, "--prompt", "def fib(n):",
+                                         "--max-new", "16", "--ddtree-budget", "4", "--export-figures", dir.path()});
         QVERIFY(p.waitForFinished(180000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() == 0, qPrintable(err));
@@ -761,11 +757,8 @@ private slots:
     void exportFiguresCommandLine() {
         QTemporaryDir dir;
         QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("QT_QPA_PLATFORM", "offscreen");
-        p.setProcessEnvironment(env);
-        p.start(DRAFTSCOPE_GUI, {"--demo", "--max-new", "32", "--ddtree-budget", "4", "--ddtree-budget", "8",
-                                 "--export-figures", dir.path()});
+        startOffscreen(p, DRAFTSCOPE_GUI, {"--demo", "--max-new", "32", "--ddtree-budget", "4", "--ddtree-budget", "8",
+                                         "--export-figures", dir.path()});
         QVERIFY(p.waitForFinished(180000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QCOMPARE(p.exitStatus(), QProcess::NormalExit);

@@ -88,6 +88,28 @@ class TestHiddenStatsView : public QObject {
     Q_OBJECT
 
 private slots:
+    void histogramBarsWithoutAPlot() {
+        // Edges -4..6 in 5 bins of width 2: centres -3, -1, 1, 3, 5 with their counts.
+        const auto st = makeStats();
+        const HiddenHistogram h = hiddenHistogram(&st.series[1]);
+        QCOMPARE(h.centres, (QVector<double>{-3, -1, 1, 3, 5}));
+        QCOMPARE(h.counts, (QVector<double>{1, 40, 50, 8, 1}));
+        QCOMPARE(h.width, 2.0);
+        QCOMPARE(h.title, QString("Value histogram\n") + hiddenSeriesLabel(st.series[1]));
+        // One count short of the edges: only the bins that have a count.
+        HiddenSeriesStats shortCounts = st.series[0];
+        shortCounts.histogramCounts = {2, 100};
+        const HiddenHistogram s = hiddenHistogram(&shortCounts);
+        QCOMPARE(s.centres, (QVector<double>{-225, -75}));
+        QCOMPARE(s.width, 150.0);
+        HiddenSeriesStats none = st.series[0];
+        none.histogramEdges.clear();
+        QVERIFY(hiddenHistogram(&none).centres.isEmpty());
+        QVERIFY(hiddenHistogram(&none).title.startsWith("Value histogram: none\n"));
+        QCOMPARE(hiddenHistogram(nullptr).title, QString("Value histogram: no data"));
+        QCOMPARE(hiddenHistogram(nullptr).width, 1.0);
+    }
+
     void modelHeadersAndCells();
     void modelTooltipsAndOutliers();
     void modelTesterResets();

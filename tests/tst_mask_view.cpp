@@ -3,6 +3,8 @@
 
 #include "attention_heads_overview.h"
 #include "attention_view.h"
+#include "heatmap_plot.h"
+#include "mask_figure.h"
 #include "mask_view.h"
 
 #include "draftscope/masks.h"
@@ -92,6 +94,55 @@ class TestMaskView : public QObject {
     }
 
 private slots:
+    void heatmapTickThinningAndHatchRuns() {
+        // 100 labels over 260 px: room for 20 (13 px each), so every 5th; 10 fit at once.
+        const auto every5 = thinnedTicks(100, -0.5, 99.5, 260);
+        QCOMPARE(every5.size(), std::size_t(20));
+        QCOMPARE(every5[1], 5);
+        QCOMPARE(thinnedTicks(10, -0.5, 9.5, 260), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+        // Zoomed in to 10 cells: all labelled again; before the first layout room for 48.
+        QCOMPARE(thinnedTicks(100, 20, 29, 260).size(), std::size_t(100));
+        QCOMPARE(thinnedTicks(100, -0.5, 99.5, 0)[1], 3);
+        QVERIFY(thinnedTicks(0, 0, 1, 300).empty());
+        // Runs of hatched cells per row: row 0 cols 1..2, row 1 cols 0 and 3.
+        const std::vector<std::uint8_t> hatched{0, 1, 1, 0, 1, 0, 0, 1};
+        QCOMPARE(hatchRuns(hatched, 2, 4), (std::vector<HatchRun>{{0, 1, 2}, {1, 0, 0}, {1, 3, 3}}));
+        QVERIFY(hatchRuns(hatched, 3, 4).empty());  // too few cells: nothing, no overread
+    }
+
+    void maskFigureWithoutAView() {
+        // Training S 4, B 2, one block at anchor 1, reference conventions: each block row sees
+        // context 0 (kv < 1) and both block columns (bidirectional): 6 of 12 cells.
+        MaskFigureInput in;
+        in.mode = MaskMode::Training;
+        in.trainingContext = 4;
+        in.trainingBlock = 2;
+        in.anchors = "1";
+        MaskFigure f = buildMaskFigure(in);
+        QVERIFY2(f.error.isEmpty(), qPrintable(f.error));
+        QCOMPARE(f.shown, (std::vector<std::uint8_t>{1, 0, 0, 0, 1, 1, 1, 0, 0, 0, 1, 1}));
+        QCOMPARE(f.columnLabels, (QStringList{"0", "1", "2", "3", "b0+0 @1", "b0+1 @2"}));
+        QCOMPARE(f.rowLabels, (QStringList{"b0+0 @1", "b0+1 @2"}));
+        QCOMPARE(f.summary, QString("2 queries x 6 keys, 6 visible cells"));
+        QVERIFY2(f.title.startsWith("Training mask (S 4, B 2, anchors 1)\nA: kv < anchor, bidirectional block"),
+                 qPrintable(f.title));
+        // Diff against the inclusive context: B also sees context 1 (the anchor), in both rows.
+        in.diff = true;
+        in.b.context = MaskConventions::Context::Inclusive;
+        f = buildMaskFigure(in);
+        QVERIFY(f.isDiff);
+        QCOMPARE(f.counts.onlyA, std::int64_t(0));
+        QCOMPARE(f.counts.onlyB, std::int64_t(2));
+        QCOMPARE(f.shown, (std::vector<std::uint8_t>{1, 3, 0, 0, 1, 1, 1, 3, 0, 0, 1, 1}));
+        QCOMPARE(f.summary, QString("2 cells differ: 0 visible only in A (red), 2 visible only in B (blue)"));
+        // An anchor outside [0, S): the backend's message, nothing drawn, never a throw.
+        in.anchors = "7";
+        f = buildMaskFigure(in);
+        QVERIFY(f.error.contains("7"));
+        QVERIFY(f.shown.empty() && f.columnLabels.isEmpty());
+        QVERIFY(f.title.endsWith(f.error));
+    }
+
     void tableModelsPassTheModelTester() {
         MaskView mask;
         QAbstractItemModelTester maskTester(const_cast<QAbstractItemModel*>(mask.tableModel()),

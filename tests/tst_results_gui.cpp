@@ -19,6 +19,8 @@
 #include "gui_test_support.h"
 #include "test_support.h"
 
+#include <qcustomplot.h>
+
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QMimeData>
@@ -411,6 +413,29 @@ private slots:
         }
     }
 
+    void noBudgetsMessageFitsTheNarrowestPlot() {
+        ResultsFile f = file_;
+        f.settings.ddtreeBudgets.clear();
+        for (auto& p : f.prompts)
+            for (auto& d : p.drafters) d.trees.clear();
+        ResultsAggregatePlots plots;
+        plots.setResults(f);
+        auto* budget = plots.budgetPlot();
+        budget->setFixedSize(budget->minimumSize());  // the narrowest the dock makes it
+        plots.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&plots));
+        budget->replot();
+        QCPItemText* text = nullptr;
+        for (int i = 0; i < budget->itemCount(); ++i)
+            if (auto* t = qobject_cast<QCPItemText*>(budget->item(i))) text = t;
+        QVERIFY(text && text->text().startsWith("no DDTree budgets"));
+        const int room = budget->axisRect()->rect().width();
+        for (const QString& line : text->text().split('\n'))
+            QVERIFY2(QFontMetrics(text->font()).horizontalAdvance(line) <= room,
+                     qPrintable(QString("'%1' is wider than the %2 px axis rect").arg(line).arg(room)));
+        QVERIFY(text->text().contains("--ddtree-budget N"));
+    }
+
     void badFilesAreReportedAndTheWindowStaysUsable() {
         MainWindow w(false);
         QSignalSpy errors(&w, &MainWindow::errorReported);
@@ -456,10 +481,7 @@ private slots:
     void exportFiguresFromAResultsFile() {
         QTemporaryDir dir;
         QProcess p;
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert("QT_QPA_PLATFORM", "offscreen");
-        p.setProcessEnvironment(env);
-        p.start(DRAFTSCOPE_GUI, {path_, "--results-prompt", "main", "--export-figures", dir.path()});
+        startOffscreen(p, DRAFTSCOPE_GUI, {path_, "--results-prompt", "main", "--export-figures", dir.path()});
         QVERIFY(p.waitForFinished(120000));
         const QString err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(p.exitCode() == 0, qPrintable(err));

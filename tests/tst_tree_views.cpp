@@ -6,11 +6,14 @@
 #include "budget_sweep_plot.h"
 #include "draftscope/ddtree.h"
 #include "mask_view.h"
+#include "figure_export.h"
 #include "token_display.h"
+#include "tree_nodes_table.h"
 #include "tree_steps.h"
 
 #include <qcustomplot.h>
 
+#include <QAbstractItemModelTester>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
@@ -117,6 +120,51 @@ const std::vector<std::vector<int>> kToyVisible = {{0}, {0, 1}, {0, 1, 2}, {0, 3
 class TestTreeViews : public QObject {
     Q_OBJECT
 private slots:
+    void toyTreeLayoutWithoutAScene() {
+        // Children in creation order: 0 -> 1, 3; 1 -> 2, 5; 2 -> 4; 3 -> 7; 5 -> 6; 6 -> bonus; 7 -> 8.
+        // Leaves in that order take rows 0 (node 4), 1 (bonus), 2 (node 8); parents centre.
+        const TreeStep s = toyStep();
+        const TreeLayout l = layoutTree(s, {});
+        QCOMPARE(l.bonus, 9);
+        QCOMPARE(l.column, (std::vector<int>{0, 1, 2, 1, 3, 2, 3, 2, 3, 4}));
+        QCOMPARE(l.row, (std::vector<double>{1.25, 0.5, 0, 2, 0, 1, 1, 2, 2, 1}));
+        QCOMPARE(l.shown, std::vector<bool>(10, true));
+        QCOMPARE(l.hiddenBelow, std::vector<int>(10, 0));
+        // Focus folds the rejected nodes with children: 2 (above 4) and 3 (above 7 and 8).
+        const auto folds = focusFolds(s, treeNodeStates(s));
+        QCOMPARE(folds, (std::vector<bool>{false, false, true, true, false, false, false, false, false}));
+        const TreeLayout f = layoutTree(s, folds);
+        QCOMPARE(f.shown, (std::vector<bool>{true, true, true, true, false, true, true, false, false, true}));
+        QCOMPARE(f.hiddenBelow, (std::vector<int>{0, 0, 1, 2, 0, 0, 0, 0, 0, 0}));
+        QCOMPARE(f.row, (std::vector<double>{1.25, 0.5, 0, 2, 0, 1, 1, 0, 0, 1}));
+    }
+
+    void nodesTableWithoutAView() {
+        const TreeStep s = toyStep();
+        TreeNodesTable t;
+        QAbstractItemModelTester tester(&t);
+        QCOMPARE(t.columnCount(), 10);
+        QCOMPARE(t.rowCount(), 0);
+        t.showStep(&s, treeNodeStates(s), [](std::int64_t id) { return id == 21 ? QString("a b") : piece(id); });
+        QCOMPARE(t.rowCount(), 9);
+        // Node 2: token 21 at depth 2 under node 1, rejected (the target wanted 22 there).
+        QCOMPARE(t.index(2, 1).data().toLongLong(), 21LL);
+        QCOMPARE(t.index(2, 2).data().toString(), QString("a\u00b7b"));
+        QCOMPARE(t.index(2, 2).data(kExportRole).toString(), QString("a b"));
+        QCOMPARE(t.index(2, 3).data().toInt(), 2);
+        QCOMPARE(t.index(2, 4).data().toInt(), 1);
+        QCOMPARE(t.index(2, 5).data().toDouble(), 0.5);
+        QCOMPARE(t.index(2, 6).data().toLongLong(), 50LL);
+        QCOMPARE(t.index(2, 8).data().toBool(), false);
+        QCOMPARE(t.index(2, 9).data().toString(), QString("rejected"));
+        QCOMPARE(t.index(6, 9).data().toString(), QString("accepted"));
+        QCOMPARE(t.index(6, 7).data().toString(), QString("t40"));
+        QCOMPARE(t.index(8, 9).data().toString(), QString("unreached"));
+        t.showStep(nullptr, {}, {});
+        QCOMPARE(t.rowCount(), 0);
+        QCOMPARE(t.headerData(9, Qt::Horizontal).toString(), QString("state"));
+    }
+
     void toyTreeVisibilityMatrix() {
         const TreeStep s = toyStep();
         const MaskMatrix m = treeVerifyMask(s, /*pastColumn=*/false);
@@ -463,6 +511,8 @@ private slots:
         QCOMPARE(displayPiece("abcdefgh", 5), QString("abcd\u2026"));
         QCOMPARE(quotedPiece(" x"), QString("'\u00b7x'"));
         QVERIFY(whitespaceLegend().contains("\u00b7 space") && whitespaceLegend().contains("\u21b5 newline"));
+        // In running HTML (the output strip): escaped, spaces non-breaking, a tab four of them.
+        QCOMPARE(pieceHtml("a<b> &\t\r\n"), QString("a&lt;b&gt;&nbsp;&amp;&nbsp;&nbsp;&nbsp;&nbsp;\u21e4\u21b5"));
         // The DDTree table shows glyphs; its CSV and JSON hold the raw text.
         AcceptanceTreeView v;
         v.setRuns({threeStepRun(8, 2.667)}, [](std::int64_t id) { return id == 22 ? QString(" if\n") : piece(id); });
@@ -539,6 +589,37 @@ private slots:
         QVERIFY(std::isnan(p.chainTau()));
         QCOMPARE(p.plot()->graphCount(), 1);
         QCOMPARE(p.table()->rowCount(), 3);
+    }
+
+    void budgetSweepLegendStaysInsideInCompareMode() {
+        // Compare mode's entries name the drafters and are long: in a narrow dock one a row,
+        // every entry inside the plot; in a wide one two a row, as exported at 640 px.
+        BudgetSweepPlot p;
+        RunResult chain;
+        chain.tau = 2.25;
+        chain.steps.resize(4);
+        const std::vector<TreeRunResult> trees = {threeStepRun(4, 2.0), threeStepRun(8, 2.75)};
+        p.setRuns(chain, trees);
+        p.setComparison(chain, trees, "drafter-with-a-long-name", "drafter-anchor-leak-long-name");
+        auto* legend = p.plot()->legend;
+        QCOMPARE(legend->itemCount(), 4);
+        for (int width : {340, 900}) {
+            p.resize(width, 400);
+            p.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&p));
+            p.plot()->replot();
+            QCOMPARE(legend->wrap(), width < 600 ? 1 : 2);
+            for (int i = 0; i < legend->itemCount(); ++i)
+                QVERIFY2(legend->item(i)->outerRect().right() <= p.plot()->width(),
+                         qPrintable(QString("entry %1 ends at %2 of %3 px").arg(i)
+                                        .arg(legend->item(i)->outerRect().right()).arg(p.plot()->width())));
+        }
+        QTemporaryDir dir;
+        QString err;
+        p.resize(340, 400);
+        QCoreApplication::processEvents();
+        QCOMPARE(p.exportAll(dir.path(), &err).size(), 5);
+        QCOMPARE(legend->wrap(), 1);  // back to the on-screen width after the 640 px export
     }
 
     void exportsAreValid() {

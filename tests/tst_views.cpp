@@ -17,6 +17,8 @@
 
 #include <cmath>
 #include <QFile>
+#include <QFileInfo>
+#include <QStandardItemModel>
 #include <QTableView>
 #include <QImage>
 #include <QTemporaryDir>
@@ -116,6 +118,55 @@ void verifyFigure(const QString& path) {
 class TestViews : public QObject {
     Q_OBJECT
 private slots:
+    void figureSetWritesInOrderAndStopsAtTheFirstFailure() {
+        QTemporaryDir tmp;
+        const QString dir = tmp.path() + "/new/sub";  // created by the set
+        QStandardItemModel table(1, 2);
+        table.setHorizontalHeaderLabels({"a", "b"});
+        table.setItem(0, 0, new QStandardItem("x"));
+        table.setItem(0, 1, new QStandardItem("1"));
+        QStringList rendered;
+        auto render = [&](const QString& path, QString*) {
+            rendered << QFileInfo(path).fileName();
+            QFile f(path);
+            return f.open(QIODevice::WriteOnly) && f.write("figure") == 6;
+        };
+        QString err;
+        FigureSet set(dir, &err);
+        QVERIFY(set.figure("fig", render));
+        QVERIFY(set.table("tab", &table));
+        QCOMPARE(rendered, (QStringList{"fig.png", "fig.svg", "fig.pdf"}));
+        QCOMPARE(set.written(), (QStringList{dir + "/fig.png", dir + "/fig.svg", dir + "/fig.pdf", dir + "/tab.csv",
+                                             dir + "/tab.json"}));
+        QFile csv(dir + "/tab.csv");
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readAll(), QByteArray("a,b\r\nx,1\r\n"));
+        // The svg fails: the error is the renderer's, nothing later is written.
+        auto failing = [&](const QString& path, QString* e) {
+            if (path.endsWith(".svg")) {
+                *e = "no svg today";
+                return false;
+            }
+            return render(path, e);
+        };
+        QVERIFY(!set.figure("bad", failing));
+        QCOMPARE(err, QString("no svg today"));
+        QVERIFY(!set.table("late", &table));
+        QVERIFY(!set.ok());
+        QCOMPARE(set.written().size(), 6);
+        QCOMPARE(set.written().last(), dir + "/bad.png");
+        QVERIFY(!QFile::exists(dir + "/late.csv"));
+        // A directory that cannot be made is the first error.
+        QFile blocker(tmp.path() + "/file");
+        QVERIFY(blocker.open(QIODevice::WriteOnly));
+        blocker.close();
+        QString err2;
+        FigureSet blocked(tmp.path() + "/file/sub", &err2);
+        QVERIFY(!blocked.table("t", &table));
+        QVERIFY2(err2.contains("cannot create directory"), qPrintable(err2));
+        QVERIFY(blocked.written().isEmpty());
+    }
+
     void blockAgreementModel() {
         BlockAgreementModel m;
         QAbstractItemModelTester tester(&m, QAbstractItemModelTester::FailureReportingMode::QtTest);

@@ -216,19 +216,12 @@ bool AcceptancePlots::exportFigure(QCustomPlot* plot, const QString& path, QStri
 }
 
 QStringList AcceptancePlots::exportAll(const QString& dir, QString* error) {
-    QStringList written;
+    FigureSet set(dir, error);
     for (auto* plot : {rate_, histogram_, perStep_})
-        for (const auto& fmt : figureFormats()) {
-            const QString path = QDir(dir).filePath(plot->objectName() + "." + fmt);
-            if (!exportFigure(plot, path, error, 640, 360)) return written;
-            written << path;
-        }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(table_, path, error)) return written;
-        written << path;
-    }
-    return written;
+        set.figure(plot->objectName(),
+                   [this, plot](const QString& path, QString* e) { return exportFigure(plot, path, e, 640, 360); });
+    set.table(exportName(), table_);
+    return set.written();
 }
 
 }  // namespace draftscope

@@ -5,9 +5,10 @@
 
 #include "draftscope/run_types.h"
 #include "exportable_view.h"
+#include "tree_nodes_table.h"
 #include "tree_steps.h"
+#include "zoomable_graphics_view.h"
 
-#include <QGraphicsView>
 #include <QWidget>
 
 #include <functional>
@@ -20,53 +21,15 @@ class QGraphicsScene;
 class QGraphicsSimpleTextItem;
 class QLabel;
 class QSpinBox;
-class QStandardItemModel;
 class QTableView;
 
 namespace draftscope {
 
-/// QGraphicsView with wheel zoom (plain or Ctrl+wheel, anchored under the cursor), drag to
-/// pan, and a fit that cannot feed back into itself.
-///
-/// viewportChanged() fires on the first show and when the view's own size changes, never
-/// for a viewport resize that only follows the scroll bars coming or going (a fit changes
-/// the scroll ranges, which shows or hides the scroll bars, which resizes the viewport: an
-/// owner that refits on every viewport resize loops without end).
-class ZoomableGraphicsView : public QGraphicsView {
-    Q_OBJECT
-public:
-    explicit ZoomableGraphicsView(QGraphicsScene* scene, QWidget* parent = nullptr);
-    /// Current zoom factor (1 = one scene unit per pixel).
-    double zoom() const;
-    /// Scales so that scene rectangle `r` fits the whole viewport (measured without scroll
-    /// bars), keeping the aspect ratio, with the zoom clamped to [minZoom, maxZoom]; centres
-    /// on `r`. Returns the zoom set. Resizes it causes emit nothing.
-    double fitRect(const QRectF& r, double minZoom, double maxZoom);
-
-signals:
-    /// The user zoomed with the wheel (the owner stops fitting on resize).
-    void zoomedByUser();
-    /// The user double-clicked `item` (the top-level item under the cursor).
-    void itemDoubleClicked(QGraphicsItem* item);
-    /// First show, or the view's own size changed (the owner refits).
-    void viewportChanged();
-
-protected:
-    void wheelEvent(QWheelEvent* e) override;
-    void mouseDoubleClickEvent(QMouseEvent* e) override;
-    void resizeEvent(QResizeEvent* e) override;
-    void showEvent(QShowEvent* e) override;
-
-private:
-    void sizeMayHaveChanged();
-    bool fitting_ = false;  ///< inside fitRect(): resizes are its own
-    QSize notifiedSize_;    ///< the view's size at the last viewportChanged()
-};
-
 /// Draws the DDTree of the selected step of the selected budget's run.
 ///
-/// Layout: node i sits in column depths[i] (the root, i.e. the anchor, in column 0); leaves
-/// take consecutive rows in creation order, a parent is centred on its children. Each node
+/// Layout (layoutTree(), tree_steps.h, computed without a scene): node i sits in column
+/// depths[i] (the root, i.e. the anchor, in column 0); leaves take consecutive rows in
+/// creation order, a parent is centred on its children. The table is a TreeNodesTable. Each node
 /// shows its token piece, its drafter probability and its index. Colours follow
 /// treeNodeStates(): accepted path green with thick edges (the root, the anchor, too),
 /// rejected children of path nodes red and dimmed, nodes below them grey and dimmed. Every
@@ -141,7 +104,7 @@ public:
     ZoomableGraphicsView* graphicsView() const { return view_; }
     /// The shown step's nodes: index, token id, piece, depth, parent, draft prob, target
     /// choice id and piece, on path, state.
-    QStandardItemModel* nodesTable() const { return table_; }
+    TreeNodesTable* nodesTable() const { return table_; }
     /// Scales the view so the whole shown tree fits (and keeps fitting on resize until the
     /// user zooms): the Fit button.
     void fitTree();
@@ -157,7 +120,6 @@ signals:
 private:
     enum class AutoFit { Off, Readable, Whole };
     void rebuild();
-    void fillTable();
     void selectStep(int step);
     void applyFit();
     void foldDefaults();
@@ -185,7 +147,7 @@ private:
     QGraphicsScene* scene_;
     ZoomableGraphicsView* view_;
     QTableView* tableView_;
-    QStandardItemModel* table_;
+    TreeNodesTable* table_;
 };
 
 }  // namespace draftscope

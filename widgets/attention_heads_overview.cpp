@@ -162,17 +162,9 @@ bool AttentionHeadsOverview::exportFigure(const QString& path, QString* error) {
 }
 
 QStringList AttentionHeadsOverview::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    if (!QDir().mkpath(dir)) {
-        if (error) *error = tr("cannot create directory '%1'").arg(dir);
-        return written;
-    }
-    for (const QString& fmt : figureFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportFigure(path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e); });
+    return set.written();
 }
 
 }  // namespace draftscope

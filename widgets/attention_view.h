@@ -16,18 +16,16 @@
 
 class QAbstractItemModel;
 class QCheckBox;
-class QCPAbstractItem;
-class QCPAxis;
 class QCPColorMap;
 class QCPColorScale;
-class QCPTextElement;
-class QCustomPlot;
 class QLabel;
 class QSpinBox;
 
 namespace draftscope {
 
 class AttentionHeadsOverview;
+class HeatmapPlot;
+class MatrixTableModel;
 
 /// Shows DrafterAttention weights [layers, heads, queries, keys] for a chosen layer and head
 /// (or averaged over heads) as a QCPColorMap with a colour scale (white = 0, dark = high).
@@ -90,12 +88,12 @@ public:
     /// The attention layout of the shown layer (the base layout if the drafter's layout
     /// does not cover it).
     draftscope::LayerAttention shownLayerAttention() const;
-    QCustomPlot* plot() const { return plot_; }
+    HeatmapPlot* plot() const { return plot_; }
     /// The all-heads overview (an ExportableView of its own: drafter_attention_heads).
     AttentionHeadsOverview* headsOverview() const { return overview_; }
     /// Shows or hides the all-heads overview (hidden by default).
     void setShowAllHeads(bool on);
-    QCPColorMap* colorMap() const { return map_; }
+    QCPColorMap* colorMap() const;
     QCPColorScale* colorScale() const { return scale_; }
     const QAbstractItemModel* tableModel() const;
     const QStringList& keyTickLabels() const { return xLabels_; }
@@ -110,9 +108,7 @@ private:
     void validate();
     void recompute();
     void draw();
-    void updateTicks(QCPAxis* axis, const QStringList& labels);
-    void updateHover(double x, double y);
-    QSize exportSize() const;
+    void updateHover(int query, int key);
 
     draftscope::DrafterAttention attn_;
     std::vector<QString> pieces_;
@@ -133,15 +129,9 @@ private:
     QLabel* infoLabel_ = nullptr;
     QLabel* errorLabel_ = nullptr;
     QLabel* hoverLabel_ = nullptr;
-    QCustomPlot* plot_ = nullptr;
-    QCPColorMap* map_ = nullptr;
+    HeatmapPlot* plot_ = nullptr;  ///< draws shown_, with masked_ hatched over it
     QCPColorScale* scale_ = nullptr;
-    QCPTextElement* title_ = nullptr;
-    std::vector<QCPAbstractItem*> separators_;
-    class MaskShading;
-    MaskShading* shading_ = nullptr;  ///< draws masked_ over the colour map (owned by plot_)
-    class TableModel;
-    TableModel* table_ = nullptr;
+    MatrixTableModel* table_ = nullptr;
 };
 
 }  // namespace draftscope

@@ -310,25 +310,13 @@ std::unique_ptr<QStandardItemModel> stepRecords(const BlockAgreementModel& m) {
 }  // namespace
 
 QStringList BlockAgreementView::exportAll(const QString& dir, QString* error) {
-    QStringList written;
     const auto records = stepRecords(*model_);
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(
-            (exportName_ == "block_agreement" ? QString("verify_steps") : "verify_steps" + exportName_.mid(15)) + "." + fmt);
-        if (!exportTable(records.get(), path, error)) return written;
-        written << path;
-    }
-    for (const auto& fmt : figureFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportFigure(path, error)) return written;
-        written << path;
-    }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(model_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.table(exportName_ == "block_agreement" ? QString("verify_steps") : "verify_steps" + exportName_.mid(15),
+              records.get()) &&
+        set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e); }) &&
+        set.table(exportName(), model_);
+    return set.written();
 }
 
 }  // namespace draftscope

@@ -2,10 +2,11 @@
 
 #include "drafter_comparison.h"
 #include "figure_export.h"
+#include "plot_legend.h"
 
 #include <qcustomplot.h>
 
-#include <QDir>
+#include <QEvent>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -29,21 +30,17 @@ BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
     plot_->yAxis->setLabel(tr("tau (mean acceptance length, bonus included)"));
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("DDTree budget sweep")));
-    // The legend in its own row under the axis rect (two entries a row): it never covers
-    // points or their labels.
-    plot_->legend->setVisible(true);
+    // The legend in its own row under the axis rect (up to two entries a row, one when the
+    // plot is too narrow for two): it never covers points or their labels, nor runs past
+    // the plot's right edge (compare mode's entries are long).
     plot_->legend->setFont(QFont(font().family(), 8));
-    plot_->axisRect()->insetLayout()->take(plot_->legend);
-    plot_->plotLayout()->addElement(2, 0, plot_->legend);
-    plot_->plotLayout()->setRowStretchFactor(2, 0.001);
+    placeLegendBelow(plot_);
     plot_->legend->setWrap(2);
-    plot_->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    plot_->legend->setBorderPen(Qt::NoPen);
-    plot_->legend->setMargins(QMargins(4, 0, 4, 2));
+    plot_->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
-    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportPlot(plot_, p, e, 0, 0, figureTitle()); }, table_);
+    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e, 0, 0); }, table_);
     clear();
 }
 
@@ -180,22 +177,27 @@ void BudgetSweepPlot::redraw() {
         draw(budgets_, taus_, chainTau_, tr("A (%1)").arg(nameA_), drafterColor(0), drafterColor(0).darker(130), false);
         draw(budgetsB_, tausB_, chainTauB_, tr("B (%1)").arg(nameB_), drafterColor(1), drafterColor(1).darker(130), true);
     }
+    fitLegendRows(plot_, plot_->width(), kLegendPerRow);
     plot_->replot();
 }
 
+bool BudgetSweepPlot::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == plot_ && event->type() == QEvent::Resize) fitLegendRows(plot_, plot_->width(), kLegendPerRow);
+    return QWidget::eventFilter(watched, event);
+}
+
+bool BudgetSweepPlot::exportFigure(const QString& path, QString* error, int width, int height) {
+    fitLegendRows(plot_, width > 0 ? width : plot_->width(), kLegendPerRow);  // legend rows for the export width
+    const bool ok = exportPlot(plot_, path, error, width, height, figureTitle());
+    fitLegendRows(plot_, plot_->width(), kLegendPerRow);
+    return ok;
+}
+
 QStringList BudgetSweepPlot::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (const auto& fmt : figureFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportPlot(plot_, path, error, 640, 400, figureTitle())) return written;
-        written << path;
-    }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(table_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e, 640, 400); }) &&
+        set.table(exportName(), table_);
+    return set.written();
 }
 
 }  // namespace draftscope

@@ -15,7 +15,8 @@ namespace draftscope {
 /// One QCustomPlot: tau (mean acceptance length, root/anchor and accepted nodes, i.e. the
 /// bonus-included convention of the chain's tau) of each DDTree run against its budget on a
 /// log2 axis, and the chain run's tau as a dashed horizontal line (its value in the legend,
-/// which sits under the plot); each point's label takes the side with more room. The
+/// which sits under the plot, two entries a row or one when the plot is too narrow for
+/// two: plot_legend.h); each point's label takes the side with more room. The
 /// table (CSV/JSON) has one row per run: run, budget, tau, steps, generated tokens.
 class BudgetSweepPlot : public QWidget, public ExportableView {
     Q_OBJECT
@@ -45,8 +46,14 @@ public:
     QString exportName() const override { return QStringLiteral("ddtree_budget_sweep"); }
     QStringList exportAll(const QString& dir, QString* error) override;
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    static constexpr int kLegendPerRow = 2;  ///< at most; fewer when the plot is narrow
     void redraw();
+    /// Writes the figure at width x height (0: on-screen size), the legend fitted to it.
+    bool exportFigure(const QString& path, QString* error, int width, int height);
     QCustomPlot* plot_;
     QStandardItemModel* table_;
     RunResult chain_, chainB_;

@@ -138,13 +138,9 @@ void ComparisonSummaryView::setComparison(const DrafterRuns& a, const DrafterRun
 }
 
 QStringList ComparisonSummaryView::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(table_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.table(exportName(), table_);
+    return set.written();
 }
 
 }  // namespace draftscope

@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModel>
 #include <QAction>
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QGraphicsScene>
@@ -223,39 +224,59 @@ bool exportTable(const QAbstractItemModel* model, const QString& path, QString* 
     return true;
 }
 
-void installExportMenu(QWidget* view, const QString& baseName,
-                       const std::function<bool(const QString&, QString*)>& render,
+FigureSet::FigureSet(const QString& dir, QString* error) : dir_(dir), error_(error) {
+    if (!QDir().mkpath(dir)) {
+        ok_ = false;
+        fail(error_, QObject::tr("cannot create directory '%1'").arg(dir));
+    }
+}
+
+bool FigureSet::write(const QString& base, const QStringList& formats,
+                      const std::function<bool(const QString&, QString*)>& one) {
+    for (const QString& fmt : formats) {
+        if (!ok_) return false;
+        const QString path = QDir(dir_).filePath(base + QLatin1Char('.') + fmt);
+        QString err;
+        ok_ = one(path, &err);
+        if (!ok_) return fail(error_, err);
+        written_ << path;
+    }
+    return ok_;
+}
+
+bool FigureSet::figure(const QString& base, const FigureRenderer& render) { return write(base, figureFormats(), render); }
+
+bool FigureSet::plot(const QString& base, QCustomPlot* plot, int width, int height, const QString& title) {
+    return write(base, figureFormats(),
+                 [&](const QString& path, QString* err) { return exportPlot(plot, path, err, width, height, title); });
+}
+
+bool FigureSet::table(const QString& base, const QAbstractItemModel* model) {
+    return write(base, tableFormats(), [&](const QString& path, QString* err) { return exportTable(model, path, err); });
+}
+
+void installExportMenu(QWidget* view, const QString& baseName, const FigureRenderer& render,
                        const QAbstractItemModel* table) {
     view->setContextMenuPolicy(Qt::ActionsContextMenu);
-    auto ask = [view, baseName](const QString& fmt) {
-        return QFileDialog::getSaveFileName(view, QObject::tr("Export %1").arg(baseName), baseName + "." + fmt,
-                                            QStringLiteral("%1 (*.%2)").arg(fmt.toUpper(), fmt));
-    };
-    auto report = [view](bool ok, const QString& err) {
-        if (!ok) QMessageBox::warning(view, QObject::tr("Export failed"), err);
-    };
-    for (const QString& fmt : figureFormats()) {
-        auto* a = new QAction(QObject::tr("Export as %1...").arg(fmt.toUpper()), view);
-        QObject::connect(a, &QAction::triggered, view, [=] {
-            const QString path = ask(fmt);
-            if (path.isEmpty()) return;
-            QString err;
-            report(render(path, &err), err);
-        });
-        view->addAction(a);
-    }
-    if (table) {
-        for (const QString& fmt : tableFormats()) {
-            auto* a = new QAction(QObject::tr("Export table as %1...").arg(fmt.toUpper()), view);
+    // One action per format: ask for a path, write it with `write`, report a failure.
+    auto addActions = [view, baseName](const QStringList& formats, const QString& label, const FigureRenderer& write) {
+        for (const QString& fmt : formats) {
+            auto* a = new QAction(label.arg(fmt.toUpper()), view);
             QObject::connect(a, &QAction::triggered, view, [=] {
-                const QString path = ask(fmt);
+                const QString path =
+                    QFileDialog::getSaveFileName(view, QObject::tr("Export %1").arg(baseName), baseName + "." + fmt,
+                                                 QStringLiteral("%1 (*.%2)").arg(fmt.toUpper(), fmt));
                 if (path.isEmpty()) return;
                 QString err;
-                report(exportTable(table, path, &err), err);
+                if (!write(path, &err)) QMessageBox::warning(view, QObject::tr("Export failed"), err);
             });
             view->addAction(a);
         }
-    }
+    };
+    addActions(figureFormats(), QObject::tr("Export as %1..."), render);
+    if (table)
+        addActions(tableFormats(), QObject::tr("Export table as %1..."),
+                   [table](const QString& path, QString* err) { return exportTable(table, path, err); });
 }
 
 }  // namespace draftscope

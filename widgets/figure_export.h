@@ -60,10 +60,38 @@ constexpr int kExportRole = Qt::UserRole + 1000;
 /// has it, else its DisplayRole. Same error contract as exportPlot.
 bool exportTable(const QAbstractItemModel* model, const QString& path, QString* error);
 
+/// One figure file written by `render` to `path` (format by suffix); false and *error on failure.
+using FigureRenderer = std::function<bool(const QString& path, QString* error)>;
+
+/// The files of one ExportableView::exportAll(): every figure as <dir>/<base>.{png,svg,pdf},
+/// every table as <dir>/<base>.{csv,json}, in the order asked for. The one place the format
+/// loops live. The constructor creates `dir` (a failure is the first error). The first
+/// failure stops the set: *error gets its message and later calls write nothing and return
+/// false; written() lists the files written before it.
+class FigureSet {
+public:
+    FigureSet(const QString& dir, QString* error);
+    /// Writes <base>.{png,svg,pdf} with `render`.
+    bool figure(const QString& base, const FigureRenderer& render);
+    /// Writes `plot` as <base>.{png,svg,pdf} through exportPlot() (width/height 0 = on-screen size).
+    bool plot(const QString& base, QCustomPlot* plot, int width, int height, const QString& title);
+    /// Writes `model` as <base>.{csv,json} through exportTable().
+    bool table(const QString& base, const QAbstractItemModel* model);
+    bool ok() const { return ok_; }
+    const QStringList& written() const { return written_; }
+
+private:
+    bool write(const QString& base, const QStringList& formats,
+               const std::function<bool(const QString& path, QString* error)>& one);
+    QString dir_;
+    QString* error_;
+    bool ok_ = true;
+    QStringList written_;
+};
+
 /// Adds "Export as PNG/SVG/PDF..." (and, if `table` is given, "Export table as CSV/JSON...")
 /// to `view`'s context menu (Qt::ActionsContextMenu). `render` writes one figure file.
-void installExportMenu(QWidget* view, const QString& baseName,
-                       const std::function<bool(const QString& path, QString* error)>& render,
+void installExportMenu(QWidget* view, const QString& baseName, const FigureRenderer& render,
                        const QAbstractItemModel* table = nullptr);
 
 }  // namespace draftscope

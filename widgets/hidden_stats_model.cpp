@@ -208,7 +208,7 @@ QVariant HiddenStatsModel::headerData(int section, Qt::Orientation orientation, 
     }
     if (role == Qt::ToolTipRole) {
         if (section == kPositionColumn) return QStringLiteral("Position (0-based) in the committed sequence; shaded rows are generated tokens, the rest the prompt.");
-        if (section == kTokenColumn) return QStringLiteral("Token piece at this position (\\n, \\t and ␣ mark whitespace).");
+        if (section == kTokenColumn) return QStringLiteral("Token piece at this position. %1.").arg(whitespaceLegend());
         const auto& series = stats_.series[static_cast<std::size_t>(si)];
         QString tip = hiddenSeriesLabel(series);
         if (series.layerId >= 0) tip += QStringLiteral(" (target layer id %1)").arg(series.layerId);

@@ -4,6 +4,7 @@
 
 #include "exportable_view.h"
 #include "hidden_stats_model.h"
+#include "hidden_stats_plots.h"
 
 #include <draftscope/run_types.h>
 
@@ -28,7 +29,7 @@ class QTableView;
 
 namespace draftscope {
 
-/// Shows a HiddenStateStats: (a) a line plot of one per-position statistic (rms, mean, std or
+/// Shows a HiddenStateStats (the figures: hidden_stats_plots.h): (a) a line plot of one per-position statistic (rms, mean, std or
 /// max|x|, chosen in a combo box) with one graph per series and RMS outliers marked, (b) the
 /// value histogram of the series chosen in a second combo box (optional log y), (c) the
 /// per-position table (HiddenStatsModel). A click in the line plot emits positionClicked();
@@ -45,7 +46,7 @@ class HiddenStatsView : public QWidget, public ExportableView {
     Q_OBJECT
 public:
     /// Up to this many positions the x axis is labelled with "position piece" tick labels.
-    static constexpr int kMaxTokenTicks = 48;
+    static constexpr int kMaxTokenTicks = HiddenStatsLinePlot::kMaxTokenTicks;
 
     explicit HiddenStatsView(QWidget* parent = nullptr);
 
@@ -79,21 +80,21 @@ public:
     void setCaption(const QString& text);
     QString caption() const;
 
-    QCustomPlot* linePlot() const { return linePlot_; }
-    QCustomPlot* histogramPlot() const { return histPlot_; }
+    HiddenStatsLinePlot* linePlot() const { return linePlot_; }
+    HiddenStatsHistogramPlot* histogramPlot() const { return histPlot_; }
     QTableView* table() const { return table_; }
     HiddenStatsModel* model() const { return model_; }
     /// Graph of series `series` in the line plot (nullptr if out of range).
     QCPGraph* seriesGraph(int series) const;
     /// Outlier markers of series `series` (x = outlier positions, y = the shown statistic).
     QCPGraph* outlierGraph(int series) const;
-    QCPBars* histogramBars() const { return bars_; }
+    QCPBars* histogramBars() const;
     /// Shading over the generated positions (hidden when there are none).
-    QCPItemRect* generatedShade() const { return generatedShade_; }
+    QCPItemRect* generatedShade() const;
     /// Separator at the prompt boundary, x = promptLength - 0.5 (hidden when none generated).
-    QCPItemStraightLine* promptBoundary() const { return boundary_; }
+    QCPItemStraightLine* promptBoundary() const;
     /// The "prompt | generated" label at the boundary.
-    QCPItemText* partLabel() const { return partLabel_; }
+    QCPItemText* partLabel() const;
 
     QString exportName() const override { return QStringLiteral("hidden_stats"); }
     QStringList exportAll(const QString& dir, QString* error) override;
@@ -107,14 +108,7 @@ signals:
     /// The user clicked the line plot (nearest position to the click) or a table row.
     void positionClicked(int position);
 
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-
 private:
-    void buildLinePlot();
-    void updateLegendWrap(int plotWidth);
-    bool exportLinePlot(const QString& path, QString* error);
-    void buildHistogramPlot();
     void refreshLinePlot();
     void refreshHistogram();
     void refreshSummary();
@@ -131,17 +125,9 @@ private:
     QComboBox* seriesCombo_ = nullptr;
     QCheckBox* lineLog_ = nullptr;
     QCheckBox* histLog_ = nullptr;
-    QCustomPlot* linePlot_ = nullptr;
-    QCustomPlot* histPlot_ = nullptr;
-    QCPTextElement* lineTitle_ = nullptr;
-    QCPTextElement* histTitle_ = nullptr;
-    QCPItemStraightLine* marker_ = nullptr;
-    QCPItemRect* generatedShade_ = nullptr;
-    QCPItemStraightLine* boundary_ = nullptr;
-    QCPItemText* partLabel_ = nullptr;
-    QCPBars* bars_ = nullptr;
+    HiddenStatsLinePlot* linePlot_ = nullptr;
+    HiddenStatsHistogramPlot* histPlot_ = nullptr;
     QTableView* table_ = nullptr;
-    std::vector<QCPGraph*> graphs_, outlierGraphs_;
     QPoint pressPos_;
     bool pressed_ = false;
     int highlighted_ = -1;

@@ -5,6 +5,7 @@
 // draftscope/masks.h (DFLASH.md sections 3, 6 and 7) and tree_steps.h (section 5).
 
 #include "exportable_view.h"
+#include "mask_figure.h"
 
 #include "draftscope/masks.h"
 #include "draftscope/run_types.h"
@@ -20,18 +21,18 @@
 class QAbstractItemModel;
 class QCheckBox;
 class QComboBox;
-class QCPAbstractItem;
-class QCPAxis;
 class QCPColorMap;
-class QCPTextElement;
 class QGroupBox;
-class QCustomPlot;
 class QLabel;
 class QLineEdit;
 class QSpinBox;
 class QStackedWidget;
 
 namespace draftscope {
+
+class HeatmapPlot;
+class MaskConventionBox;
+class MatrixTableModel;
 
 /// Heatmap of a MaskMatrix (rows = queries top to bottom, columns = keys left to right) with
 /// its controls: mode (Inference | Training | Tree verify), the conventions of mask A (context strict /
@@ -53,10 +54,14 @@ namespace draftscope {
 ///
 /// Bad user input (e.g. an anchor outside [0, S)) never throws: the backend's message is
 /// shown in an error label (errorText()) and the plot is emptied.
+///
+/// The view gathers its inputs and controls into a MaskFigureInput and draws what
+/// buildMaskFigure() computes (mask_figure.h: masks, values, labels, title, summary) on a
+/// HeatmapPlot.
 class MaskView : public QWidget, public draftscope::ExportableView {
     Q_OBJECT
 public:
-    enum class Mode { Inference, Training, TreeVerify };
+    using Mode = MaskMode;
 
     explicit MaskView(QWidget* parent = nullptr);
     ~MaskView() override;
@@ -94,7 +99,7 @@ public:
     void setTreeStep(const draftscope::TreeStep& step, int budget, int stepIndex, const std::vector<QString>& nodePieces);
     /// Forgets the tree step (Tree verify mode then shows "no DDTree step selected").
     void clearTreeStep();
-    bool hasTreeStep() const { return haveTree_; }
+    bool hasTreeStep() const { return in_.haveTree; }
     /// Tree verify mode: draw the one column standing for all past positions (default on).
     void setPastColumnShown(bool shown);
 
@@ -112,25 +117,25 @@ public:
     /// Mask A as currently built (empty 0x0 when there is nothing to draw or on error). In
     /// diff mode at inference, A and B both carry the anchor-feature column when either is
     /// inclusive, so that their shapes agree.
-    const draftscope::MaskMatrix& matrix() const { return maskA_; }
+    const draftscope::MaskMatrix& matrix() const { return fig_.maskA; }
     /// Mask B (empty unless diff mode is on).
-    const draftscope::MaskMatrix& diffMatrix() const { return maskB_; }
+    const draftscope::MaskMatrix& diffMatrix() const { return fig_.maskB; }
     /// Counts of the last diff (zero unless diff mode is on).
-    draftscope::MaskDiffCounts diffCounts() const { return counts_; }
+    draftscope::MaskDiffCounts diffCounts() const { return fig_.counts; }
     /// The values drawn, [rows * cols] row-major (see the class comment for their meaning).
-    const std::vector<std::uint8_t>& shownValues() const { return shown_; }
+    const std::vector<std::uint8_t>& shownValues() const { return fig_.shown; }
 
-    QCustomPlot* plot() const { return plot_; }
-    QCPColorMap* colorMap() const { return map_; }
+    HeatmapPlot* plot() const { return plot_; }
+    QCPColorMap* colorMap() const;
     /// The shown matrix as a table (what exportAll writes as CSV/JSON).
     const QAbstractItemModel* tableModel() const;
     /// Tick labels of the key (x) and query (y) axes, one per column/row (before thinning).
-    const QStringList& keyTickLabels() const { return xLabels_; }
-    const QStringList& queryTickLabels() const { return yLabels_; }
+    const QStringList& keyTickLabels() const { return fig_.columnLabels; }
+    const QStringList& queryTickLabels() const { return fig_.rowLabels; }
     /// Error shown to the user ("" if none), e.g. the backend's message on a bad anchor.
-    QString errorText() const { return error_; }
+    QString errorText() const { return fig_.error; }
     /// One-line summary: shape and visible count, or the diff counts in diff mode.
-    QString summaryText() const { return summary_; }
+    QString summaryText() const { return fig_.summary; }
 
     QString exportName() const override { return QStringLiteral("mask"); }
     QStringList exportAll(const QString& dir, QString* error) override;
@@ -140,37 +145,13 @@ signals:
     void maskChanged();
 
 private:
-    struct ConventionBox;
     void buildUi();
     void rebuild();
     void draw();
-    void showError(const QString& message);
-    void updateTicks(QCPAxis* axis, const QStringList& labels);
-    void updateHover(double x, double y);
-    QString tickLabel(bool isRow, std::int64_t index) const;
-    QString titleText() const;
-    QSize exportSize() const;
+    void updateHover(int row, int col);
 
-    // Inputs.
-    bool haveStep_ = false;
-    std::int64_t infContext_ = 0, infBlock_ = 0;
-    std::vector<QString> pieces_;
-    /// Training mode draws the selected layer's mask when the drafter's layout has a causal or
-    /// sliding-window layer; a base layout keeps the hand-set Window box (what-if masks).
-    bool trainsPerLayer() const;
-    std::vector<draftscope::LayerAttention> layout_;
-    bool haveTree_ = false;
-    draftscope::TreeStep tree_;
-    int treeBudget_ = 0, treeStepIndex_ = -1;
-    std::vector<QString> treePieces_;
-
-    // State.
-    draftscope::MaskMatrix maskA_, maskB_;
-    draftscope::MaskDiffCounts counts_;
-    bool shownIsDiff_ = false;
-    std::vector<std::uint8_t> shown_;
-    QStringList xLabels_, yLabels_;
-    QString error_, summary_;
+    MaskFigureInput in_;  ///< the inputs; rebuild() adds the controls' values
+    MaskFigure fig_;      ///< what is drawn
     bool updating_ = false;
 
     // Widgets.
@@ -187,18 +168,14 @@ private:
     QCheckBox* pastCheck_ = nullptr;
     QGroupBox* boxA_ = nullptr;
     QGroupBox* boxB_ = nullptr;
-    std::unique_ptr<ConventionBox> convA_, convB_;
+    std::unique_ptr<MaskConventionBox> convA_, convB_;
     QCheckBox* diffCheck_ = nullptr;
     QLabel* legendLabel_ = nullptr;
     QLabel* summaryLabel_ = nullptr;
     QLabel* errorLabel_ = nullptr;
     QLabel* hoverLabel_ = nullptr;
-    QCustomPlot* plot_ = nullptr;
-    QCPColorMap* map_ = nullptr;
-    QCPTextElement* title_ = nullptr;
-    std::vector<QCPAbstractItem*> separators_;
-    class TableModel;
-    TableModel* table_ = nullptr;
+    HeatmapPlot* plot_ = nullptr;
+    MatrixTableModel* table_ = nullptr;
 };
 
 }  // namespace draftscope

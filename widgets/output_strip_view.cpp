@@ -2,6 +2,7 @@
 
 #include "figure_export.h"
 #include "step_selection.h"
+#include "token_display.h"
 
 #include <QDir>
 #include <QLabel>
@@ -93,9 +94,9 @@ QString OutputStripView::documentHtml(int selected, bool withLegend) const {
     for (int i = 0; i < model_->rowCount(); ++i) {
         const QColor background = model_->hasComparison() ? draftscope::colorOf(model_->acceptedByOf(i))
                                                           : OutputTokenModel::colorOf(model_->originOf(i));
-        QString text = model_->pieceOf(i).toHtmlEscaped();
-        const bool newline = text.contains('\n');
-        text.replace(' ', "&nbsp;").replace('\t', "&nbsp;&nbsp;&nbsp;&nbsp;").replace('\n', QStringLiteral("\u21b5"));
+        const QString piece = model_->pieceOf(i);
+        const bool newline = piece.contains('\n');
+        const QString text = pieceHtml(piece);
         const bool hot = selected >= 0 && model_->stepOf(i) == selected;
         html += QStringLiteral("<a href='tok:%1' style='text-decoration:none; color:%2; background-color:%3;%4'>%5</a>")
                     .arg(i)
@@ -121,18 +122,10 @@ bool OutputStripView::exportFigure(const QString& path, QString* error) const {
 }
 
 QStringList OutputStripView::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (const auto& fmt : figureFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportFigure(path, error)) return written;
-        written << path;
-    }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(model_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e); }) &&
+        set.table(exportName(), model_);
+    return set.written();
 }
 
 }  // namespace draftscope

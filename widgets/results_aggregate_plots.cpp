@@ -228,7 +228,9 @@ void ResultsAggregatePlots::setResults(const ResultsFile& r) {
         auto* text = new QCPItemText(budget_);
         text->position->setType(QCPItemPosition::ptAxisRectRatio);
         text->position->setCoords(0.5, 0.5);
-        text->setText(tr("no DDTree budgets in this results file\n(draftscope-cli eval --ddtree-budget N)"));
+        // Short lines: the plot may be as narrow as its minimum width (a text item is clipped
+        // to the axis rect).
+        text->setText(tr("no DDTree budgets\nin this results file\n(draftscope-cli eval\n--ddtree-budget N)"));
         text->setColor(Qt::darkGray);
         budget_->xAxis->setRange(1, 64);
         budget_->legend->setVisible(false);
@@ -259,19 +261,10 @@ double ResultsAggregatePlots::chainReference(int drafter) const {
 }
 
 QStringList ResultsAggregatePlots::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (auto* plot : {tau_, position_, histogram_, budget_})
-        for (const auto& fmt : figureFormats()) {
-            const QString path = QDir(dir).filePath(plot->objectName() + "." + fmt);
-            if (!exportPlot(plot, path, error, 640, 400, figureTitle())) return written;
-            written << path;
-        }
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(table_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    for (auto* plot : {tau_, position_, histogram_, budget_}) set.plot(plot->objectName(), plot, 640, 400, figureTitle());
+    set.table(exportName(), table_);
+    return set.written();
 }
 
 }  // namespace draftscope

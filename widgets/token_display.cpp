@@ -4,19 +4,40 @@
 
 namespace draftscope {
 
+namespace {
+
+/// The glyph standing for whitespace character `c`, or a null QChar for any other.
+QChar whitespaceGlyph(QChar c) {
+    switch (c.unicode()) {
+    case ' ': return QChar(0x00b7);
+    case '\n': return QChar(0x21b5);
+    case '\t': return QChar(0x21e5);
+    case '\r': return QChar(0x21e4);
+    default: return QChar();
+    }
+}
+
+}  // namespace
+
 QString displayPiece(const QString& raw, int maxChars) {
     QString s;
     s.reserve(raw.size());
     for (const QChar c : raw) {
-        switch (c.unicode()) {
-        case ' ': s += QChar(0x00b7); break;
-        case '\n': s += QChar(0x21b5); break;
-        case '\t': s += QChar(0x21e5); break;
-        case '\r': s += QChar(0x21e4); break;
-        default: s += c;
-        }
+        const QChar glyph = whitespaceGlyph(c);
+        s += glyph.isNull() ? c : glyph;
     }
     if (maxChars > 0 && s.size() > maxChars) s = s.left(maxChars - 1) + QChar(0x2026);
+    return s;
+}
+
+QString pieceHtml(const QString& raw) {
+    QString s;
+    for (const QChar c : raw) {
+        if (c == QLatin1Char(' ')) s += QStringLiteral("&nbsp;");
+        else if (c == QLatin1Char('\t')) s += QStringLiteral("&nbsp;&nbsp;&nbsp;&nbsp;");
+        else if (const QChar glyph = whitespaceGlyph(c); !glyph.isNull()) s += glyph;
+        else s += QString(c).toHtmlEscaped();
+    }
     return s;
 }
 

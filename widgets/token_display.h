@@ -13,6 +13,11 @@ namespace draftscope {
 /// `\xNN` escapes of partial UTF-8 bytes) are kept.
 QString displayPiece(const QString& raw, int maxChars = 0);
 
+/// A piece inside running HTML text (the output strip): HTML-escaped, spaces as &nbsp;, a
+/// tab as four, newline U+21B5 '↵' and carriage return U+21E4 '⇤' (the caller breaks the
+/// line after a piece with a newline). Like displayPiece(), one table of glyphs.
+QString pieceHtml(const QString& raw);
+
 /// A piece in a label or node box: displayPiece(raw, maxChars) in single quotes.
 QString quotedPiece(const QString& raw, int maxChars = 0);
 

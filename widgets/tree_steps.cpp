@@ -2,6 +2,7 @@
 
 #include "draftscope/ddtree.h"
 
+#include <functional>
 #include <string>
 
 namespace draftscope {
@@ -32,10 +33,11 @@ MaskMatrix treeVerifyMask(const TreeStep& step, bool pastColumn) {
     m.cols = n + past;
     m.contextCols = past;
     m.visible = treeVisibility(step.parents, past);  // the mask the DDTree loop applies
-    auto label = [](std::int64_t i) { return i == 0 ? std::string("root") : "n" + std::to_string(i); };
+    // Appended, not "n" + to_string(i): GCC 12 at -O3 warns falsely (-Wrestrict) on that form.
+    auto label = [](std::int64_t i) { return i == 0 ? std::string("root") : std::string("n").append(std::to_string(i)); };
     if (pastColumn) {
         m.colPositions.push_back(step.start - 1);
-        m.colLabels.push_back("past 0.." + std::to_string(step.start - 1));
+        m.colLabels.push_back(std::string("past 0..").append(std::to_string(step.start - 1)));
     }
     for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t pos = step.start + step.depths[static_cast<std::size_t>(i)];
@@ -55,6 +57,60 @@ int treeStepCovering(const TreeRunResult& run, std::int64_t position) {
         if (position < s.start + s.acceptanceLength()) return static_cast<int>(i);
     }
     return static_cast<int>(run.steps.size()) - 1;
+}
+
+std::vector<bool> focusFolds(const TreeStep& step, const std::vector<TreeNodeState>& states) {
+    std::vector<bool> folded(states.size(), false);
+    for (std::size_t i = 1; i < states.size() && i < step.parents.size(); ++i) {
+        const int p = step.parents[i];
+        if (p >= 0 && static_cast<std::size_t>(p) < states.size() && states[static_cast<std::size_t>(p)] == TreeNodeState::Rejected)
+            folded[static_cast<std::size_t>(p)] = true;
+    }
+    return folded;
+}
+
+TreeLayout layoutTree(const TreeStep& step, const std::vector<bool>& folded) {
+    const int n = static_cast<int>(step.tokens.size());
+    TreeLayout l;
+    if (n == 0) return l;
+    const int last = step.acceptedPath.empty() ? 0 : step.acceptedPath.back();
+    const int bonus = l.bonus = n;
+    const auto at = [](int v) { return static_cast<std::size_t>(v); };
+    auto isFolded = [&](int v) { return v < static_cast<int>(folded.size()) && folded[at(v)]; };
+    // Children in creation order; the bonus token is a virtual last child of the last path node.
+    std::vector<std::vector<int>> children(at(n + 1));
+    for (int i = 1; i < n && at(i) < step.parents.size(); ++i) {
+        const int p = step.parents[at(i)];
+        if (p >= 0 && p < n) children[at(p)].push_back(i);
+    }
+    children[at(last)].push_back(bonus);
+    // Folded subtrees: their nodes are not drawn; the folded node counts them.
+    l.shown.assign(at(n + 1), true);
+    l.hiddenBelow.assign(at(n + 1), 0);
+    std::function<int(int, bool)> hide = [&](int v, bool hidden) {
+        l.shown[at(v)] = !hidden;
+        int count = 0;
+        for (int c : children[at(v)]) count += 1 + hide(c, hidden || isFolded(v));
+        if (isFolded(v)) l.hiddenBelow[at(v)] = count;
+        return count;
+    };
+    hide(0, false);
+    l.row.assign(at(n + 1), 0);
+    double nextRow = 0;
+    std::function<void(int)> place = [&](int v) {
+        const auto& ch = children[at(v)];
+        if (ch.empty() || isFolded(v)) {
+            l.row[at(v)] = nextRow++;
+            return;
+        }
+        for (int c : ch) place(c);
+        l.row[at(v)] = (l.row[at(ch.front())] + l.row[at(ch.back())]) / 2;
+    };
+    place(0);
+    l.column.assign(at(n + 1), 0);
+    for (int v = 0; v < n && at(v) < step.depths.size(); ++v) l.column[at(v)] = step.depths[at(v)];
+    l.column[at(bonus)] = l.column[at(last)] + 1;
+    return l;
 }
 
 }  // namespace draftscope

@@ -32,6 +32,26 @@ std::vector<TreeNodeState> treeNodeStates(const TreeStep& step);
 /// parents are not a tree.
 MaskMatrix treeVerifyMask(const TreeStep& step, bool pastColumn);
 
+/// The folds of "Focus accepted path": [N+1], true for every Rejected node (of `states`,
+/// treeNodeStates(step)) that has children.
+std::vector<bool> focusFolds(const TreeStep& step, const std::vector<TreeNodeState>& states);
+
+/// Where the DDTree view draws the nodes of `step`, in cell units. With n =
+/// step.tokens.size() (the root and N nodes), index n is the bonus token, a virtual last
+/// child of the last accepted-path node; every vector has n + 1 entries. Node v sits in column
+/// column[v] (its depth; the bonus one right of its parent); leaves (and folded nodes) take
+/// consecutive rows in creation order, a parent is centred between its first and last
+/// child. `folded` [n] (shorter = unfolded) folds a node's subtree: its descendants are
+/// not shown and hiddenBelow counts them (the bonus too, when below).
+struct TreeLayout {
+    int bonus = 0;                 ///< index of the bonus box (= n)
+    std::vector<int> column;       ///< depth (the bonus: its parent's + 1)
+    std::vector<double> row;       ///< row, fractional for a parent between its children
+    std::vector<bool> shown;       ///< false inside a folded subtree
+    std::vector<int> hiddenBelow;  ///< nodes hidden below a folded node, else 0
+};
+TreeLayout layoutTree(const TreeStep& step, const std::vector<bool>& folded);
+
 /// Index of the tree step of `run` in which absolute `position` was verified: the step
 /// with start <= position < start + acceptance length (the root and its accepted nodes).
 /// A position before the first step gives 0, one after the last step's committed tokens

@@ -43,6 +43,10 @@ struct AnalysisRequest {
     RunSettings settings;
     /// DDTree budgets to run after the chain (DFlash) run, each once; empty = no tree runs.
     std::vector<int> ddtreeBudgets;
+    /// Why the budget field cannot run ("" when it can): the message of the one
+    /// parseTreeBudgets() + validateTreeBudgets(budgets, settings.temperature) pass that made
+    /// ddtreeBudgets (then empty). A request with an error is refused, not run.
+    QString ddtreeBudgetError;
 };
 
 /// Everything one load put into the engine, in one signal: receivers never depend on the

@@ -218,7 +218,6 @@ void MainWindow::onModelsLoaded(const ModelsLoaded& m) {
     models_->noteLoaded(m);
     workbench_->clear();
     workbench_->setDrafterLayout(m.drafter);
-    QTimer::singleShot(0, this, [this] { fitModelsDock(); });  // once the summary label has its new size
     noteLoadedForResults(m);  // a recorded prompt on screen is shown again (its attention may be computable now)
 }
 
@@ -228,14 +227,6 @@ void MainWindow::applyDefaultDockSizes() {
                 {290, std::max(440, width() * 7 / 20)}, Qt::Horizontal);
     resizeDocks({dock("outputDock")}, {std::max(150, height() / 6)}, Qt::Vertical);
     resizeDocks({dock("modelsDock")}, {std::min(300, height() / 3)}, Qt::Vertical);
-}
-
-void MainWindow::fitModelsDock() {
-    auto* dock = findChild<QDockWidget*>("modelsDock");
-    if (!dock || !dock->isVisible() || dock->isFloating() || !dock->widget()) return;
-    QWidget* panel = dock->widget();
-    const int need = panel->hasHeightForWidth() ? panel->heightForWidth(panel->width()) : panel->sizeHint().height();
-    if (need > panel->height()) resizeDocks({dock}, {dock->height() - panel->height() + need}, Qt::Vertical);
 }
 
 void MainWindow::resetLayout() {
@@ -398,14 +389,8 @@ void MainWindow::runAnalysis() {
         reportError("analysis", tr("the prompt is empty: type a prompt or pick one from the prompt set"));
         return;
     }
-    if (const QString err = promptPanel_->ddtreeBudgetError(); !err.isEmpty()) {
-        reportError("analysis", err);
-        return;
-    }
-    try {  // DDTree is greedy: budgets need temperature 0
-        validateTreeBudgets(r.ddtreeBudgets, r.settings.temperature);
-    } catch (const Error& e) {
-        reportError("analysis", QString::fromStdString(e.what()));
+    if (!r.ddtreeBudgetError.isEmpty()) {
+        reportError("analysis", r.ddtreeBudgetError);
         return;
     }
     // What runs is what the Models fields say: models other than the loaded (or loading)

@@ -111,9 +111,6 @@ signals:
 protected:
     /// Double-click on a dock's title bar: toggleMaximisedView(dock) instead of floating it.
     bool eventFilter(QObject* watched, QEvent* e) override;
-    /// Grows the Models dock (taking from the Prompt dock) until the models' summary under
-    /// the form is shown whole, e.g. once drafter B's line is added; never shrinks it.
-    void fitModelsDock();
     void closeEvent(QCloseEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;

@@ -18,6 +18,15 @@
 namespace draftscope {
 
 namespace {
+
+/// A QFormLayout gives a word-wrapped label its one-line height unless the label asks for
+/// more: its minimum height becomes the height its text needs at its width (at least 200
+/// px); no text asks for nothing. The panel's minimum height, and so the Models dock's,
+/// follows (the dock grows to show drafter B's summary line without further help).
+void askWrappedHeight(QLabel* label) {
+    label->setMinimumHeight(label->text().isEmpty() ? 0 : label->heightForWidth(std::max(label->width(), 200)));
+}
+
 QComboBox* dirCombo(QWidget* parent, const QString& key) {
     auto* c = new QComboBox(parent);
     c->setEditable(true);
@@ -126,8 +135,7 @@ void ModelPanel::updateChangedState() {
                                    "Load models now).")
                               : QString());
     changed_->setVisible(differs);
-    // As the summary: the form gives a wrapped label one line unless it asks for more.
-    changed_->setMinimumHeight(differs ? changed_->heightForWidth(std::max(changed_->width(), 200)) : 0);
+    askWrappedHeight(changed_);
     load_->setText(differs ? tr("Load models (fields changed)") : tr("Load models"));
 }
 
@@ -150,8 +158,7 @@ void ModelPanel::setDrafterBDir(const QString& dir) {
 bool ModelPanel::isComparing() const { return compare_->isChecked(); }
 void ModelPanel::setStatus(const QString& text) {
     status_->setText(text);
-    // The form layout gives a word-wrapped label its one-line height: ask for the wrapped one.
-    status_->setMinimumHeight(status_->heightForWidth(std::max(status_->width(), 200)));
+    askWrappedHeight(status_);
 }
 QString ModelPanel::status() const { return status_->text(); }
 

@@ -232,7 +232,13 @@ AnalysisRequest PromptPanel::request() const {
     r.settings.topP = topP_->value();
     r.settings.topK = topK_->value();
     r.settings.seed = static_cast<std::uint64_t>(seed_->value());
-    parseDdtreeBudgets(budgets_->text(), &r.ddtreeBudgets, nullptr);  // invalid text: see ddtreeBudgetError()
+    try {  // one parse; DDTree is greedy, so the budgets also need temperature 0
+        r.ddtreeBudgets = parseTreeBudgets(budgets_->text().toStdString());
+        validateTreeBudgets(r.ddtreeBudgets, r.settings.temperature);
+    } catch (const Error& e) {
+        r.ddtreeBudgets.clear();
+        r.ddtreeBudgetError = QString::fromStdString(e.what());
+    }
     return r;
 }
 

@@ -34,6 +34,8 @@ public:
     explicit PromptPanel(QWidget* parent = nullptr);
     /// The editor's prompt and the settings. promptId is the id of the prompt-set entry whose
     /// text the editor holds unchanged (picked from the list, or the --demo sample), else empty.
+    /// A budget field that cannot run (bad text, or budgets with a temperature above 0) gives
+    /// no budgets and its message in ddtreeBudgetError (one parse, the backend's rules).
     AnalysisRequest request() const;
     void setPromptText(const QString& text);
     QString promptText() const;

@@ -243,13 +243,9 @@ void ResultsPanel::emitSelection() {
 }
 
 QStringList ResultsPanel::exportAll(const QString& dir, QString* error) {
-    QStringList written;
-    for (const auto& fmt : tableFormats()) {
-        const QString path = QDir(dir).filePath(exportName() + "." + fmt);
-        if (!exportTable(proxy_, path, error)) return written;
-        written << path;
-    }
-    return written;
+    FigureSet set(dir, error);
+    set.table(exportName(), proxy_);
+    return set.written();
 }
 
 }  // namespace draftscope

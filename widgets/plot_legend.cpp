@@ -1,0 +1,34 @@
+#include "plot_legend.h"
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+
+namespace draftscope {
+
+void placeLegendBelow(QCustomPlot* plot, int row) {
+    QCPLegend* legend = plot->legend;
+    legend->setVisible(true);
+    plot->axisRect()->insetLayout()->take(legend);
+    plot->plotLayout()->addElement(row, 0, legend);
+    plot->plotLayout()->setRowStretchFactor(row, 0.001);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setMargins(QMargins(4, 0, 4, 2));
+}
+
+void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow) {
+    QCPLegend* legend = plot->legend;
+    int widest = 1;
+    for (int i = 0; i < legend->itemCount(); ++i)
+        if (QCPAbstractLegendItem* item = legend->item(i)) widest = std::max(widest, item->minimumOuterSizeHint().width());
+    const int available = width - legend->margins().left() - legend->margins().right() - 8;
+    const int wrap = std::clamp((available + legend->columnSpacing()) / (widest + legend->columnSpacing()), 1, maxPerRow);
+    if (wrap != legend->wrap()) {
+        legend->setWrap(wrap);
+        legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+}  // namespace draftscope

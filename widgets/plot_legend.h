@@ -1,0 +1,18 @@
+#pragma once
+// A plot legend in its own row under the axis rect, with as many entries per row as the
+// plot's width allows: it never covers data and never runs past the plot's edge.
+
+class QCustomPlot;
+
+namespace draftscope {
+
+/// Moves `plot`'s legend out of the axis rect into row `row` of the plot layout (under the
+/// axis rect; row 2 when a title row is on top), borderless, entries filled row by row.
+void placeLegendBelow(QCustomPlot* plot, int row = 2);
+
+/// Sets how many legend entries share a row so that the widest entry fits a plot `width`
+/// pixels wide: from 1 to `maxPerRow`. Re-flows the entries and queues a replot when that
+/// changes. Call it when the plot is resized and before exporting at a fixed width.
+void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow);
+
+}  // namespace draftscope
