@@ -7,6 +7,7 @@
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "draftscope/evaluation.h"
+#include "draftscope/file_io.h"
 #include "draftscope/prompt_set.h"
 #include "draftscope/results_file.h"
 #include "draftscope/results_json.h"

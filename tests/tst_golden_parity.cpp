@@ -2,6 +2,7 @@
 // HF transformers and the official DFlash code (tests/data/FIXTURES.md).
 
 #include "draftscope/engine.h"
+#include "draftscope/file_io.h"
 #include "test_support.h"
 
 #include <QtTest>

@@ -801,3 +801,4 @@ private slots:
 
 QTEST_MAIN(TestGui)
 #include "tst_gui.moc"
+#include "draftscope/file_io.h"

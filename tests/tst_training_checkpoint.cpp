@@ -10,6 +10,7 @@
 
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/safetensors.h"
 #include "test_support.h"
 

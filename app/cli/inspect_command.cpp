@@ -1,5 +1,6 @@
 #include "cli/inspect_command.h"
 
+#include "draftscope/file_io.h"
 #include "draftscope/inspector.h"
 
 #include <cstdio>

@@ -12,6 +12,7 @@
 #include "hidden_stats_view.h"
 #include "mask_view.h"
 #include "output_strip_view.h"
+#include "draftscope/file_io.h"
 #include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 #include "gui/inspector_dialog.h"

@@ -3,11 +3,6 @@
 // 8-byte little-endian header length N, N bytes of JSON header, then the raw data section.
 // Torch-free: widgets and tests use it to read goldens and exported tensors.
 
-// Transitional: the file helpers (readFileToString, writeFileAtomically, checkJsonDepth)
-// moved to draftscope/file_io.h; app/gui/main_window.cpp still reaches them through this
-// header. Include file_io.h where they are used.
-#include "draftscope/file_io.h"
-
 #include <cstddef>
 #include <cstdint>
 #include <map>

@@ -2,6 +2,7 @@
 
 #include "core/torch_compat.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 
 #include <nlohmann/json.hpp>
 
