@@ -128,7 +128,7 @@ private:
     json tensor(const json& j, const std::vector<std::int64_t>& shape, Leaf kind) {
         std::vector<const json*> leaves;
         flatten(j, leaves);
-        const std::string name = "t" + std::to_string(next_++);
+        const std::string name = std::string("t").append(std::to_string(next_++));
         if (kind == Leaf::Int) {
             std::vector<std::int64_t> v;
             v.reserve(leaves.size());
@@ -452,7 +452,8 @@ ResultsFile documentFromJson(const json& j) {
 
 std::string ResultsFile::pieceOf(std::int64_t id) const {
     const auto it = tokenPieces.find(id);
-    return it == tokenPieces.end() ? "#" + std::to_string(id) : it->second;
+    // Appended, not "#" + to_string(id): GCC 12 at -O2 warns falsely (-Wrestrict) on that form.
+    return it == tokenPieces.end() ? std::string("#").append(std::to_string(id)) : it->second;
 }
 
 void writeResultsFile(const std::string& path, const ResultsFile& results) {
