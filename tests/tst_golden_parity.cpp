@@ -30,7 +30,7 @@ private slots:
         Engine engine;
         engine.loadTarget(demoTarget());
         const auto r = engine.forward(goldenPrompt(prompt));
-        const auto key = "p" + std::to_string(prompt) + ".target.";
+        const auto key = std::string("p").append(std::to_string(prompt)).append(".target.");
         const auto& info = goldenTensors().at(key + "hidden_states");
         QCOMPARE(info.shape, (std::vector<std::int64_t>{r.numLayers + 1, static_cast<std::int64_t>(r.ids.size()), r.hiddenSize}));
         const double errHidden = relativeMaxError(r.hiddenStates, goldenTensors().readFloat32(key + "hidden_states"));
@@ -42,7 +42,7 @@ private slots:
         const auto V = r.vocabSize;
         const auto last = r.logits.begin() + static_cast<std::ptrdiff_t>((r.ids.size() - 1) * V);
         const auto anchor = std::max_element(last, last + V) - last;
-        QCOMPARE(static_cast<std::int64_t>(anchor), goldens()["p" + std::to_string(prompt) + ".anchor"].get<std::int64_t>());
+        QCOMPARE(static_cast<std::int64_t>(anchor), goldens()[std::string("p").append(std::to_string(prompt)).append(".anchor")].get<std::int64_t>());
     }
 
     void drafterBlock_data() {
@@ -58,8 +58,8 @@ private slots:
         engine.loadTarget(demoTarget());
         engine.loadDrafter(drafterDir(drafter.toStdString()));
         const auto r = engine.draftBlock(goldenPrompt(prompt), LoopRevision::April2026);  // goldens.json: April numerics
-        const auto key = "p" + std::to_string(prompt) + "." + drafter.toStdString() + ".";
-        QCOMPARE(r.anchor, goldens()["p" + std::to_string(prompt) + ".anchor"].get<std::int64_t>());
+        const auto key = std::string("p").append(std::to_string(prompt)).append(".").append(drafter.toStdString()).append(".");
+        QCOMPARE(r.anchor, goldens()[std::string("p").append(std::to_string(prompt)).append(".anchor")].get<std::int64_t>());
         const double errHidden = relativeMaxError(r.draftHidden, goldenTensors().readFloat32(key + "draft_hidden"));
         const double errLogits = relativeMaxError(r.draftLogits, goldenTensors().readFloat32(key + "draft_logits"));
         QVERIFY2(errHidden <= 1e-4, qPrintable(QString("draft_hidden rel err %1").arg(errHidden)));

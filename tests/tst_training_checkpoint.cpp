@@ -349,7 +349,7 @@ private slots:
         Pickle p;
         p.global("collections", "OrderedDict").op(')').op('R').op('(');
         p.str("t0").tensor("0", 1 << 20, 0, {1024, 1024}, {1024, 1}).op('q').op('\x01');
-        for (int k = 1; k < 100; ++k) p.str("t" + std::to_string(k)).op('h').op('\x01');
+        for (int k = 1; k < 100; ++k) p.str(std::string("t").append(std::to_string(k))).op('h').op('\x01');
         const auto msg = errorFor(p.op('u').stop().b, "views", std::string(std::size_t{4} << 20, '\0'));
         QVERIFY2(msg.contains("overlapping views") && msg.contains("views.pt"), qPrintable(msg));
     }

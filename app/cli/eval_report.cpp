@@ -24,7 +24,7 @@ std::string fixed(double v, int digits = 3) {
 
 void printPromptLine(std::ostream& out, const std::vector<int>& budgets, const PromptResult& p, std::size_t index,
                      std::size_t items) {
-    const std::string counter = "[" + std::to_string(index + 1) + "/" + std::to_string(items) + "]";
+    const std::string counter = std::string("[").append(std::to_string(index + 1)).append("/").append(std::to_string(items)).append("]");
     out << std::left << std::setw(9) << counter << ' ' << std::setw(20) << p.id << std::right;
     if (!p.error.empty()) {
         out << "  FAILED: " << p.error << "\n";

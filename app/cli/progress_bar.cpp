@@ -37,7 +37,7 @@ void ProgressBar::update(double fraction, const std::string& label, bool newItem
         lastDraw_ = now;
         constexpr int width = 24;
         const int filled = static_cast<int>(fraction * width);
-        std::string bar = "[" + std::string(static_cast<std::size_t>(filled), '#') +
+        std::string bar = std::string("[").append(static_cast<std::size_t>(filled), '#') +
                           std::string(static_cast<std::size_t>(width - filled), '.') + "]";
         std::string line = bar + " " + pct + "  " + label + "  elapsed " + formatDuration(elapsed) + "  ETA " + eta;
         if (line.size() > 110) line = line.substr(0, 110);
