@@ -23,6 +23,11 @@
 namespace testsupport {
 
 inline std::string dataPath(const std::string& rel) { return std::string(DRAFTSCOPE_TEST_DATA) + "/" + rel; }
+/// A file or folder of tests/data that is kept xz-compressed there (pt/, models/qwen3_5-tiny-vlm,
+/// tokenizers/qwen3, models/trained): its unpacked mirror in the build tree (tests/CMakeLists.txt).
+inline std::string unpackedDataPath(const std::string& rel) {
+    return std::string(DRAFTSCOPE_UNPACKED_TEST_DATA) + "/" + rel;
+}
 inline std::string demoTarget() { return std::string(DRAFTSCOPE_DEMO_DIR) + "/target"; }
 inline std::string demoDrafter() { return std::string(DRAFTSCOPE_DEMO_DIR) + "/drafter"; }
 

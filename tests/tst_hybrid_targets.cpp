@@ -24,7 +24,7 @@ namespace {
 const RandomDrafterShape kDrafterShape{128, 32, 256, 2048};
 
 std::string causalLm() { return dataPath("models/qwen3_5-tiny-causallm"); }
-std::string vlm() { return dataPath("models/qwen3_5-tiny-vlm"); }
+std::string vlm() { return unpackedDataPath("models/qwen3_5-tiny-vlm"); }
 
 std::vector<float> rows(const std::vector<float>& x, std::size_t width, std::size_t from, std::size_t count) {
     return {x.begin() + static_cast<std::ptrdiff_t>(from * width),

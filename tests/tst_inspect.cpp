@@ -104,7 +104,7 @@ private slots:
     }
 
     void trainingCheckpointIsInspected() {
-        const auto pt = inspectCheckpoint(dataPath("pt/trainer.pt"));
+        const auto pt = inspectCheckpoint(unpackedDataPath("pt/trainer.pt"));
         const auto dir = inspectCheckpoint(demoDrafter());
         QVERIFY(pt.source.find("module._orig_mod.") != std::string::npos);
         QCOMPARE(pt.kind, std::string("drafter"));
@@ -159,7 +159,7 @@ private slots:
         auto p = idsPrompt({1, 5, 9, 200, 31, 7});
         Engine a, b;
         a.loadTarget(dataPath("models/qwen3_5-tiny-causallm"));
-        b.loadTarget(dataPath("models/qwen3_5-tiny-vlm"));
+        b.loadTarget(unpackedDataPath("models/qwen3_5-tiny-vlm"));
         const auto c = compareTargetForwards(a.forward(p), b.forward(p));
         QCOMPARE(c.layers.size(), std::size_t(5));
         for (const auto& l : c.layers) {

@@ -26,7 +26,7 @@ using namespace testsupport;
 
 namespace {
 
-std::string pt(const std::string& name) { return dataPath("pt/" + name); }
+std::string pt(const std::string& name) { return unpackedDataPath("pt/" + name); }
 
 /// The safetensors twin's tensor `name` as an owned at::Tensor.
 at::Tensor twinTensor(const SafetensorsFile& f, const std::string& name) {
