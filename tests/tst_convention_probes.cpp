@@ -174,6 +174,23 @@ private slots:
         bidirectional.isCausal = false;
         QCOMPARE(alternatives(conventionAlternatives("window", s, bidirectional, 6, 100), s)[1],
                  std::string("layer 1 sliding 25 bidirectional"));
+        // A base-layout drafter (no window, no causality stated) may have lost a causal window
+        // (z-lab sliding layers) on some layers or a bidirectional one on every layer (ModelOpt
+        // use_swa with causal false): both are probed; with is_causal stated, only that one.
+        ModelSummary base = swaSummary();
+        base.layerTypes = {"full_attention", "full_attention"};
+        base.layout = {LayerAttention{}, LayerAttention{}};
+        const auto lost = conventionAlternatives("window", base, std::nullopt, 6, 100);
+        QCOMPARE(alternatives(lost, base),
+                 (std::vector<std::string>{"layer 0 sliding 25 causal; layer 1 sliding 25 causal",
+                                           "layer 0 sliding 50 causal; layer 1 sliding 50 causal",
+                                           "layer 0 sliding 25 causal", "layer 0 sliding 50 causal",
+                                           "layer 1 sliding 25 causal", "layer 1 sliding 50 causal",
+                                           "layer 0 sliding 25 bidirectional; layer 1 sliding 25 bidirectional",
+                                           "layer 0 sliding 50 bidirectional; layer 1 sliding 50 bidirectional"}));
+        QVERIFY2(lost[6].fix.find("`dflash_config: {use_swa: true, swa_window_size: 25, causal: false}`") !=
+                     std::string::npos, lost[6].fix.c_str());
+        QCOMPARE(conventionAlternatives("window", base, bidirectional, 6, 100).size(), std::size_t(6));
         // Taps: both offsets fit a 6-layer target; the fix names the ids.
         const auto taps = conventionAlternatives("tap-offset", s, std::nullopt, 6, 100);
         QCOMPARE(taps.size(), std::size_t(2));

@@ -24,14 +24,18 @@ drafter forward against goldens.safetensors (draft_hidden of drafter-good) with 
 (the goldens come from the April 2026 reference, so the check rounds inv_freq to bf16; it
 matches to about 1.5e-6 relative).
 
-On one H200: about 13 ms a step alone; 3 processes side by side keep that pace, 10 do not
-(they slow each other and ran out of time and memory). One call of the device tool fits
-the calibration set as five processes of two drafters each, e.g.
-  for g in clean-s1,weak-short causal-block,anchor-leak clean-s2,label-shift \
-           position-plus1,weak-noisy tap-minus1,window-lost; do
-    python3 tools/train_convention_drafters.py --steps 12000 --batch 48 --out /tmp/c --only $g \
-        --manifest m-$g.json & done; wait
-and the held-out set with `--seed-base 100 --data-seed 1 --suffix=-h` in a second call.
+On one H200: about 13 ms a step alone (one layer); 3 processes side by side keep that pace,
+10 do not (they slow each other and ran out of time and memory: each holds its features,
+7.5 GB). The calibration sets of docs/DIAGNOSE.md (two layers, 4000 steps, about 80 s a
+drafter) were made in one call of the device tool, five processes each training its group
+for both sets one after the other (440 s):
+  for g in clean-s1,weak-short,causal-block clean-s2,weak-noisy window-lost,anchor-leak \
+           position-plus1,label-shift tap-minus1; do
+    (python3 tools/train_convention_drafters.py --layers 2 --steps 4000 --out /tmp/c/a2 --only $g \
+        --seed-base 200 --data-seed 2 --manifest m-$g.json;
+     python3 tools/train_convention_drafters.py --layers 2 --steps 4000 --out /tmp/c/h2 --only $g \
+        --seed-base 300 --data-seed 3 --suffix=-h --manifest m-$g.json) & done; wait
+Then `tools/calibrate_diagnose.py` runs diagnose on them and prints the table.
 """
 import argparse
 import glob
@@ -392,7 +396,8 @@ def main():
         d, cfg, losses, secs = train_one(n, CONVENTIONS[n], target, seqs, hs, base, args, device)
         manifest["drafters"].append(save(d, cfg, n + args.suffix, desc, over, losses, secs, args.out))
         print(f"{n}: final loss {losses[-1]:.3f} in {secs:.0f} s", flush=True)
-    json.dump(manifest, open(os.path.join(args.out, args.manifest), "w"), indent=2)
+        # Written after every drafter, so a run cut short by a time limit keeps what it trained.
+        json.dump(manifest, open(os.path.join(args.out, args.manifest), "w"), indent=2)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,8 @@ void printConventionProbes(const DrafterDiagnosis& d) {
     std::cout << "  convention probes (probe tau; declared " << std::fixed;
     std::cout.precision(2);
     std::cout << d.conventionProbes.front().declaredTau << ", " << static_cast<int>(kConventionConfidence * 100 + 0.5)
-              << "% interval of the gain, finding above " << kConventionMargin << "):\n";
+              << "% interval of the gain; a finding needs a gain above " << kConventionMargin
+              << " and an interval above 0):\n";
     std::cout.unsetf(std::ios::floatfield);
     for (const auto& c : d.conventionProbes) {
         char line[512];

@@ -186,6 +186,10 @@ std::vector<ConventionAlternative> window(const ModelSummary& d, const std::opti
         if (W >= d.blockSize && W < longestSequence && std::find(sizes.begin(), sizes.end(), W) == sizes.end())
             sizes.push_back(W);
     }
+    const auto best = [&](std::int64_t W) {
+        return std::to_string(W) + " is the best of the probed windows (" + std::to_string(sizes.size()) +
+               " sizes), so use the window the drafter was trained with if it is known";
+    };
     const bool causal = slidingCausal(config);
     for (const auto& u : layerUnits(d, [&](std::size_t l) { return !d.layout[l].window.has_value(); }))
         for (auto W : sizes) {
@@ -201,8 +205,22 @@ std::vector<ConventionAlternative> window(const ModelSummary& d, const std::opti
                  std::string("declare ") + layerList(u.layers) + " `sliding_attention` in `layer_types`" +
                      (everyLayer ? " (or set `dflash_config.use_swa: true` with `swa_window_size`)" : "") +
                      " and set `sliding_window: " + std::to_string(W) + "` and `use_sliding_window: true`; " +
-                     std::to_string(W) + " is the best of the probed windows (" + std::to_string(sizes.size()) +
-                     " sizes), so use the window the drafter was trained with if it is known");
+                     best(W));
+        }
+    // A config that states no causality may also have lost a bidirectional window on every
+    // layer (ModelOpt's `dflash_config {use_swa, swa_window_size, causal: false}`, or
+    // DFlash2/Muse-style `is_causal: false` with every layer sliding; DFLASH.md section 9).
+    const bool causalityStated = config && (config->isCausal || config->dflashCausal);
+    const bool noWindow = std::none_of(d.layout.begin(), d.layout.end(), [](const LayerAttention& a) { return a.window.has_value(); });
+    if (!causalityStated && noWindow && n > 0)
+        for (auto W : sizes) {
+            ProbeConvention c;
+            c.window.assign(n, {WindowKind::Given, W});
+            c.blockAttention.assign(n, Block::Bidirectional);
+            push(c, "a bidirectional sliding window of about " + std::to_string(W) + " in every layer",
+                 "set `dflash_config: {use_swa: true, swa_window_size: " + std::to_string(W) +
+                     ", causal: false}` (or `is_causal: false` with every layer `sliding_attention`, `sliding_window: " +
+                     std::to_string(W) + "` and `use_sliding_window: true`); " + best(W));
         }
     return out;
 }

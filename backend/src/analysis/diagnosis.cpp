@@ -344,7 +344,7 @@ struct Candidate {
 
 /// Runs every alternative of the convention family `family` over the sequences of `plain`
 /// (the declared probe), records them in d.conventionProbes and d.costs, and returns the
-/// alternative with the highest lower bound among those above kConventionMargin, if any.
+/// alternative with the highest lower bound among those that beat it (conventionBeatsDeclared), if any.
 std::optional<Candidate> conventionFamily(Engine& engine, DrafterDiagnosis& d, const std::string& family, int index,
                                           const std::optional<DrafterConfig>& config,
                                           const std::vector<TeacherForcedDrafts>& plain, const std::vector<double>& declared,
@@ -365,7 +365,7 @@ std::optional<Candidate> conventionFamily(Engine& engine, DrafterDiagnosis& d, c
         probe.tau = mean(acceptance);
         probe.difference = pairedBootstrap(declared, acceptance, kConventionResamples, kConventionConfidence,
                                            kConventionSeed);
-        probe.finding = probe.difference.lower > kConventionMargin;
+        probe.finding = conventionBeatsDeclared(probe.difference);
         if (probe.finding && (!best || probe.difference.lower > best->probe.difference.lower))
             best = Candidate{probe, alt, std::move(acceptance)};
         d.conventionProbes.push_back(std::move(probe));
@@ -396,7 +396,7 @@ ProbeConvention compose(const ProbeConvention& a, const ProbeConvention& b) {
 
 /// Raises the findings of the families' winners. The strongest (highest lower bound) is
 /// raised; each further one only if adding its convention to those already raised still
-/// gains more than kConventionMargin (paired bootstrap against them): a winner that only
+/// beats them (conventionBeatsDeclared, paired bootstrap against them): a winner that only
 /// compensates for another mismatch (dropping the window of a layer declared bidirectional
 /// when the real bug is its causality) is explained by it and not raised.
 void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std::vector<Candidate> candidates,
@@ -416,7 +416,7 @@ void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std
             const auto withIt = probeAcceptance(engine, index, combined, plain, loop, cancel, steps);
             const auto gain = pairedBootstrap(acceptedAcceptance, withIt, kConventionResamples, kConventionConfidence,
                                               kConventionSeed);
-            if (gain.lower <= kConventionMargin) {
+            if (!conventionBeatsDeclared(gain)) {
                 for (auto& p : d.conventionProbes)
                     if (p.family == c.probe.family && p.alternative == c.probe.alternative) p.finding = false;
                 continue;
