@@ -17,23 +17,10 @@
 using namespace draftscope;
 using testsupport::errorOf;
 
-namespace {
-
-std::string writeFile(const QTemporaryDir& dir, const std::string& name, const std::string& bytes) {
-    const std::string path = dir.filePath(QString::fromStdString(name)).toStdString();
-    std::ofstream(path, std::ios::binary) << bytes;
-    return path;
-}
-
-}  // namespace
-
 class TestFuzzRegressions : public QObject {
     Q_OBJECT
-    QTemporaryDir tmp_;
 
 private slots:
-    void initTestCase() { QVERIFY(tmp_.isValid()); }
-
     // fuzz_prompt_set: a number too large for a double ("81e308") made nlohmann::json throw
     // out_of_range (406), not parse_error; it escaped parsePromptSet uncaught.
     void promptSetNumberOverflow() {
@@ -47,7 +34,7 @@ private slots:
         QTemporaryDir dir;
         std::filesystem::copy_file(testsupport::demoTarget() + "/tokenizer.json",
                                    dir.filePath("tokenizer.json").toStdString());
-        writeFile(dir, "tokenizer_config.json", "{\"model_max_length\": 1e400}");
+        std::ofstream(dir.filePath("tokenizer_config.json").toStdString()) << "{\"model_max_length\": 1e400}";
         const auto msg = errorOf([&] { Tokenizer::fromDirectory(dir.path().toStdString()); });
         QVERIFY2(msg.contains("tokenizer_config.json' is not valid JSON") && msg.contains("number overflow"),
                  qPrintable(msg));
