@@ -243,13 +243,19 @@ WeightReport WeightLoader::check(const std::vector<TensorSpec>& specs,
     }
     if (!r.missing.empty() || !r.mismatched.empty()) {
         std::string msg = "checkpoint '" + dir_ + "' does not match the architecture in its config.json:";
-        if (!r.missing.empty())
-            msg += "\n" + std::to_string(r.missing.size()) + " missing tensor(s):" + joinFirst(r.missing, 8);
-        if (!r.mismatched.empty())
-            msg += "\n" + std::to_string(r.mismatched.size()) + " tensor(s) with the wrong shape or dtype:" +
+        // Each "\n" appended on its own: "\n" + ... makes GCC 12 -O3 report a false -Wrestrict
+        // (GCC bug 105329).
+        if (!r.missing.empty()) {
+            msg += "\n";
+            msg += std::to_string(r.missing.size()) + " missing tensor(s):" + joinFirst(r.missing, 8);
+        }
+        if (!r.mismatched.empty()) {
+            msg += "\n";
+            msg += std::to_string(r.mismatched.size()) + " tensor(s) with the wrong shape or dtype:" +
                    joinFirst(r.mismatched, 8);
+        }
         if (!r.unexpected.empty()) {
-            msg += "\n";  // not "\n" + ...: GCC 12 -O3 reports a false -Wrestrict for it (GCC bug 105329)
+            msg += "\n";
             msg += std::to_string(r.unexpected.size()) + " unexpected tensor(s):" + joinFirst(r.unexpected, 4);
         }
         throw Error(msg);
