@@ -10,6 +10,7 @@ packages=(
   qt6-base-dev libqt6svg6-dev qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6
   fonts-dejavu-core                        # fonts for figures rendered headless
   xvfb xdotool                             # tools/gui-smoke.sh: the demo in a real X window
+  clang libclang-rt-14-dev python3         # tools/fuzz-smoke.sh: libFuzzer targets and their seeds
 )
 
 missing=()

@@ -17,7 +17,16 @@
 namespace draftscope {
 
 enum class Severity { Info, Warning, Error };
-const char* severityName(Severity s);  ///< "info", "warning", "error"
+/// "info", "warning", "error" (inline: the torch-free results reader needs it without the
+/// diagnosis code).
+inline const char* severityName(Severity s) {
+    switch (s) {
+        case Severity::Info: return "info";
+        case Severity::Warning: return "warning";
+        case Severity::Error: return "error";
+    }
+    return "?";
+}
 
 /// One thing a check found, with the numbers that support it.
 struct Finding {

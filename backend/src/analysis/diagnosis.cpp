@@ -251,15 +251,6 @@ void patternChecks(DrafterDiagnosis& d) {
 
 }  // namespace
 
-const char* severityName(Severity s) {
-    switch (s) {
-        case Severity::Info: return "info";
-        case Severity::Warning: return "warning";
-        case Severity::Error: return "error";
-    }
-    return "?";
-}
-
 std::vector<DiagnosePrompt> defaultDiagnosePrompts() {
     auto text = [](std::string id, std::string t) {
         DiagnosePrompt p;

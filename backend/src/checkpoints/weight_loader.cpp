@@ -1,10 +1,9 @@
 #include "checkpoints/weight_loader.h"
 
+#include "checkpoints/shard_index.h"
 #include "core/torch_compat.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
-
-#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -177,25 +176,8 @@ WeightLoader::WeightLoader(const std::string& dir) : dir_(dir) {
         auto f = addFile(single.string());
         for (const auto& t : f->tensors()) where_[t.name] = {f, &t};
     } else if (fs::exists(index, ec)) {
-        nlohmann::json j;
-        try {
-            const std::string text = readFileToString(index.string());
-            checkJsonDepth(text.data(), text.data() + text.size(), index.string());
-            j = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::exception& e) {
-            throw Error("'" + index.string() + "' is not valid JSON: " + e.what());
-        }
-        if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
-            throw Error("'" + index.string() + "': required object 'weight_map' is missing");
         std::map<std::string, std::shared_ptr<const SafetensorsFile>> shards;
-        for (auto it = j["weight_map"].begin(); it != j["weight_map"].end(); ++it) {
-            if (!it.value().is_string())
-                throw Error("'" + index.string() + "': weight_map entry '" + it.key() + "' is not a file name");
-            const std::string shard = it.value().get<std::string>();
-            // The index is untrusted: a shard must be a plain file name inside `dir`.
-            if (shard.empty() || fs::path(shard).filename().string() != shard || shard == "." || shard == "..")
-                throw Error("'" + index.string() + "': weight_map entry '" + it.key() +
-                            "' names shard '" + shard + "', which is not a plain file name in the checkpoint directory");
+        for (const auto& [name, shard] : parseShardIndex(readFileToString(index.string()), index.string())) {
             auto& f = shards[shard];
             if (!f) {
                 const fs::path p = fs::path(dir) / shard;
@@ -203,11 +185,11 @@ WeightLoader::WeightLoader(const std::string& dir) : dir_(dir) {
                     throw Error("shard '" + shard + "' listed in '" + index.string() + "' does not exist");
                 f = addFile(p.string());
             }
-            const TensorInfo* info = f->find(it.key());
+            const TensorInfo* info = f->find(name);
             if (!info)
-                throw Error("'" + index.string() + "' maps tensor '" + it.key() + "' to shard '" +
+                throw Error("'" + index.string() + "' maps tensor '" + name + "' to shard '" +
                             shard + "', but that shard has no such tensor");
-            where_[it.key()] = {f, info};
+            where_[name] = {f, info};
         }
     } else {
         std::vector<fs::path> candidates;
@@ -261,13 +243,19 @@ WeightReport WeightLoader::check(const std::vector<TensorSpec>& specs,
     }
     if (!r.missing.empty() || !r.mismatched.empty()) {
         std::string msg = "checkpoint '" + dir_ + "' does not match the architecture in its config.json:";
-        if (!r.missing.empty())
-            msg += "\n" + std::to_string(r.missing.size()) + " missing tensor(s):" + joinFirst(r.missing, 8);
-        if (!r.mismatched.empty())
-            msg += "\n" + std::to_string(r.mismatched.size()) + " tensor(s) with the wrong shape or dtype:" +
+        // Each "\n" appended on its own: "\n" + ... makes GCC 12 -O3 report a false -Wrestrict
+        // (GCC bug 105329).
+        if (!r.missing.empty()) {
+            msg += "\n";
+            msg += std::to_string(r.missing.size()) + " missing tensor(s):" + joinFirst(r.missing, 8);
+        }
+        if (!r.mismatched.empty()) {
+            msg += "\n";
+            msg += std::to_string(r.mismatched.size()) + " tensor(s) with the wrong shape or dtype:" +
                    joinFirst(r.mismatched, 8);
+        }
         if (!r.unexpected.empty()) {
-            msg += "\n";  // not "\n" + ...: GCC 12 -O3 reports a false -Wrestrict for it (GCC bug 105329)
+            msg += "\n";
             msg += std::to_string(r.unexpected.size()) + " unexpected tensor(s):" + joinFirst(r.unexpected, 4);
         }
         throw Error(msg);

@@ -590,7 +590,8 @@ private:
             fail("a persistent id is not a 5-tuple ('storage', storage type, key, location, numel)");
         const auto& it = pid.c->items;
         if (!it[0].isString() || it[0].s != "storage") fail("a persistent id does not start with 'storage'");
-        if (it[1].kind != Value::Kind::Global || it[1].s.rfind("torch.", 0) != 0 || !it[1].s.ends_with("Storage"))
+        if (it[1].kind != Value::Kind::Global || it[1].s.rfind("torch.", 0) != 0 ||
+            it[1].s.size() < 7 || it[1].s.compare(it[1].s.size() - 7, 7, "Storage") != 0)
             fail("a persistent id's storage type is a " + kindName(it[1].kind) + ", not a torch storage class");
         if (!it[2].isString()) fail("a persistent id's key is a " + kindName(it[2].kind) + ", not a string");
         if (!it[3].isString()) fail("a persistent id's location is a " + kindName(it[3].kind) + ", not a string");
@@ -644,10 +645,20 @@ Archive::Archive(const std::string& path) : path_(path) {
     root_ = u.run();
 }
 
+std::unique_ptr<Archive> Archive::fromPickle(const std::string& pickle, const std::string& name) {
+    std::unique_ptr<Archive> ar(new Archive());
+    ar->path_ = name;
+    ar->fileSize_ = pickle.size();
+    Unpickler u(*ar, pickle.data(), pickle.size());
+    ar->root_ = u.run();
+    return ar;
+}
+
 Archive::~Archive() = default;
 
 at::Tensor Archive::tensor(const Value& v) {
     if (!v.isTensor()) throw Error("internal: Archive::tensor on a " + kindName(v.kind));
+    if (!reader_) throw Error("'" + path_ + "' was read from its data.pkl alone; it has no tensor data");
     const auto& t = tensorInfo(v);
     auto found = loaded_.find(t.storageKey);
     if (found == loaded_.end()) {

@@ -71,6 +71,10 @@ public:
     /// Opens `path` (a torch.save zip archive) and unpickles its data.pkl. Throws Error naming
     /// the file on an unreadable archive, a malformed pickle or a refused Python global.
     explicit Archive(const std::string& path);
+    /// Unpickles `pickle`, the bytes of a data.pkl record, without a zip archive; `name`
+    /// stands for the file in messages. For the unpickler's fuzz target and tests: tensor()
+    /// throws, as there are no storage records. Throws Error like the constructor.
+    static std::unique_ptr<Archive> fromPickle(const std::string& pickle, const std::string& name);
     ~Archive();
     Archive(const Archive&) = delete;
     Archive& operator=(const Archive&) = delete;
@@ -84,6 +88,7 @@ public:
 
 private:
     friend class Unpickler;
+    Archive() = default;
     struct StorageInfo {
         at::ScalarType dtype;
         std::int64_t numel;

@@ -10,7 +10,7 @@ json readJsonFile(const std::string& path) {
     checkJsonDepth(text.data(), text.data() + text.size(), path);
     try {
         return json::parse(text);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
         throw Error("'" + path + "' is not valid JSON: " + e.what());
     }
 }
