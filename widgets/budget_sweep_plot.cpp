@@ -187,10 +187,7 @@ bool BudgetSweepPlot::eventFilter(QObject* watched, QEvent* event) {
 }
 
 bool BudgetSweepPlot::exportFigure(const QString& path, QString* error, int width, int height) {
-    fitLegendRows(plot_, width > 0 ? width : plot_->width(), kLegendPerRow);  // legend rows for the export width
-    const bool ok = exportPlot(plot_, path, error, width, height, figureTitle());
-    fitLegendRows(plot_, plot_->width(), kLegendPerRow);
-    return ok;
+    return exportPlotFittingLegend(plot_, path, error, width, height, figureTitle(), kLegendPerRow);
 }
 
 QStringList BudgetSweepPlot::exportAll(const QString& dir, QString* error) {

@@ -1,5 +1,7 @@
 #include "plot_legend.h"
 
+#include "figure_export.h"
+
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -29,6 +31,14 @@ void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow) {
         legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);  // re-flows the entries
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
+}
+
+bool exportPlotFittingLegend(QCustomPlot* plot, const QString& path, QString* error, int width, int height,
+                             const QString& title, int maxPerRow) {
+    fitLegendRows(plot, width > 0 ? width : plot->width(), maxPerRow);  // legend rows for the export width
+    const bool ok = exportPlot(plot, path, error, width, height, title);
+    fitLegendRows(plot, plot->width(), maxPerRow);
+    return ok;
 }
 
 }  // namespace draftscope
