@@ -6,7 +6,6 @@
 
 #include <qcustomplot.h>
 
-#include <QEvent>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -36,7 +35,7 @@ BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
     plot_->legend->setFont(QFont(font().family(), 8));
     placeLegendBelow(plot_);
     plot_->legend->setWrap(2);
-    plot_->installEventFilter(this);
+    fitLegendRowsOnResize(plot_, kLegendPerRow);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
@@ -179,11 +178,6 @@ void BudgetSweepPlot::redraw() {
     }
     fitLegendRows(plot_, plot_->width(), kLegendPerRow);
     plot_->replot();
-}
-
-bool BudgetSweepPlot::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::Resize) fitLegendRows(plot_, plot_->width(), kLegendPerRow);
-    return QWidget::eventFilter(watched, event);
 }
 
 bool BudgetSweepPlot::exportFigure(const QString& path, QString* error, int width, int height) {

@@ -4,6 +4,8 @@
 
 #include <qcustomplot.h>
 
+#include <QEvent>
+
 #include <algorithm>
 
 namespace draftscope {
@@ -32,6 +34,24 @@ void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow) {
         plot->replot(QCustomPlot::rpQueuedReplot);
     }
 }
+
+namespace {
+/// Re-fits the legend rows of the plot it filters on every resize.
+class LegendFitter : public QObject {
+public:
+    LegendFitter(QCustomPlot* plot, int maxPerRow) : QObject(plot), plot_(plot), maxPerRow_(maxPerRow) {}
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (watched == plot_ && event->type() == QEvent::Resize) fitLegendRows(plot_, plot_->width(), maxPerRow_);
+        return false;
+    }
+
+private:
+    QCustomPlot* plot_;
+    int maxPerRow_;
+};
+}  // namespace
+
+void fitLegendRowsOnResize(QCustomPlot* plot, int maxPerRow) { plot->installEventFilter(new LegendFitter(plot, maxPerRow)); }
 
 bool exportPlotFittingLegend(QCustomPlot* plot, const QString& path, QString* error, int width, int height,
                              const QString& title, int maxPerRow) {

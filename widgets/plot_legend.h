@@ -16,6 +16,10 @@ void placeLegendBelow(QCustomPlot* plot, int row = 2);
 /// changes. Call it when the plot is resized and before exporting at a fixed width.
 void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow);
 
+/// Calls fitLegendRows(plot, plot->width(), maxPerRow) whenever `plot` is resized (an event
+/// filter owned by the plot).
+void fitLegendRowsOnResize(QCustomPlot* plot, int maxPerRow);
+
 /// Writes `plot` through exportPlot() at width x height (0: on-screen size) with its legend
 /// rows fitted to that width (fitLegendRows), then fits them to the on-screen width again.
 bool exportPlotFittingLegend(QCustomPlot* plot, const QString& path, QString* error, int width, int height,

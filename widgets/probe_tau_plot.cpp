@@ -6,7 +6,6 @@
 
 #include <qcustomplot.h>
 
-#include <QEvent>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -59,7 +58,7 @@ ProbeTauPlot::ProbeTauPlot(QWidget* parent)
                                             .arg(static_cast<int>(kConventionConfidence * 100 + 0.5))));
     plot_->legend->setFont(QFont(font().family(), 8));
     placeLegendBelow(plot_);
-    plot_->installEventFilter(this);
+    fitLegendRowsOnResize(plot_, kLegendPerRow);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
@@ -155,11 +154,6 @@ void ProbeTauPlot::redraw() {
     plot_->xAxis->setRange(lo - pad, hi + pad);
     fitLegendRows(plot_, plot_->width(), kLegendPerRow);
     plot_->replot();
-}
-
-bool ProbeTauPlot::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::Resize) fitLegendRows(plot_, plot_->width(), kLegendPerRow);
-    return QWidget::eventFilter(watched, event);
 }
 
 bool ProbeTauPlot::exportFigure(const QString& path, QString* error, int width, int height) {

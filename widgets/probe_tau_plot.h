@@ -59,9 +59,6 @@ public:
     /// Writes the figure at width x height (0: on-screen size), the legend fitted to it.
     bool exportFigure(const QString& path, QString* error, int width, int height);
 
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-
 private:
     static constexpr int kLegendPerRow = 3;
     void redraw();
