@@ -45,12 +45,13 @@ ProbeTauPlot::ProbeTauPlot(QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)) {
     setObjectName("ProbeTauPlot");
     plot_->setObjectName(exportName());
-    plot_->setToolTip(tr("Probe tau (teacher-forced, mean 1 + leading matches per anchor) under each alternative "
+    plot_->setToolTip(tr("Probe tau (teacher-forced: mean acceptance length per block, 1 + leading matches per anchor) "
+                         "under each alternative "
                          "convention. Bars: %1% interval of the gain over the declared convention (paired bootstrap); "
                          "a star marks an alternative that raised a finding (lower bound above the margin %2).")
                           .arg(static_cast<int>(kConventionConfidence * 100 + 0.5))
                           .arg(kConventionMargin));
-    plot_->xAxis->setLabel(tr("probe tau (mean acceptance length per block)"));
+    plot_->xAxis->setLabel(tr("probe tau"));  // defined in the tooltip; the labels take the width
     plot_->yAxis->setRangeReversed(true);  // the first alternative at the top
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(

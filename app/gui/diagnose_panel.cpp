@@ -217,7 +217,7 @@ void DiagnosePanel::showResult(const DiagnoseResultPtr& result) {
     const QStringList names = drafterNames(*result);
     findings_->setReport(result->report, names);
     table_->resizeColumnsToContents();
-    table_->setColumnWidth(DiagnosisFindingsModel::MessageColumn, std::min(table_->columnWidth(DiagnosisFindingsModel::MessageColumn), 520));
+    table_->setColumnWidth(DiagnosisFindingsModel::MessageColumn, std::min(table_->columnWidth(DiagnosisFindingsModel::MessageColumn), 380));
     table_->resizeRowsToContents();
     plot_->setData(probeTauData(result->report, result->which, names));
     controls_->setExportEnabled(true);
