@@ -266,8 +266,8 @@ private slots:
         c.logitsMaxAbs = 0.05;
         const QString close = targetLoadsVerdict(c);
         QVERIFY2(close.startsWith("Close") && close.contains("lowest cosine 0.999100 at hidden state 2"), qPrintable(close));
-        c.argmaxAgreement = 0.75;  // argmax flips: not close, although every cosine is
-        QVERIFY(targetLoadsVerdict(c).startsWith("Different"));
+        c.argmaxAgreement = 0.75;  // a near-tie flipped by rounding: still close, the agreement reported
+        QVERIFY(targetLoadsVerdict(c).startsWith("Close") && targetLoadsVerdict(c).contains("argmax agreement 75.0%"));
         c.layers = {layer(0, 0, 1), layer(1, 3, 0.5), layer(2, 4, 0.2)};
         c.argmaxAgreement = 0.5;
         const QString diff = targetLoadsVerdict(c);

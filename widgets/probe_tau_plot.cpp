@@ -53,6 +53,7 @@ ProbeTauPlot::ProbeTauPlot(QWidget* parent)
                           .arg(kConventionMargin));
     plot_->xAxis->setLabel(tr("probe tau"));  // defined in the tooltip; the labels take the width
     plot_->yAxis->setRangeReversed(true);  // the first alternative at the top
+    plot_->yAxis->grid()->setZeroLinePen(Qt::NoPen);  // category 0 is not special
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(
         0, 0, new QCPTextElement(plot_, tr("Convention probes: probe tau per alternative (%1% interval of the gain)")

@@ -30,15 +30,15 @@ QString targetLoadsVerdict(const TargetLoadComparison& c) {
     if (identical)
         return QObject::tr("Identical: every hidden state and logit of the two loads is equal (%1 tokens).").arg(c.ids.size());
     const QString worstText = QObject::tr("lowest cosine %1 at hidden state %2").arg(worst->minCosine, 0, 'f', 6).arg(worst->index);
-    if (!firstBelow && c.argmaxAgreement == 1.0)
+    if (!firstBelow)
         return QObject::tr("Close: rounding-level differences (every hidden state's cosine >= %1; %2; %3, logits max "
-                           "|A-B| %4), as float32 vs bfloat16 or CPU vs CUDA kernels give.")
+                           "|A-B| %4), as float32 vs bfloat16 or CPU vs CUDA kernels give (an argmax near a tie can "
+                           "flip under rounding).")
             .arg(kTargetLoadsCloseCosine).arg(worstText, agreement).arg(c.logitsMaxAbs, 0, 'g', 4);
     return QObject::tr("Different: %1; %2. A target loaded through the wrong class or with the wrong kernels looks "
                        "like this (DFLASH.md section 7).")
-        .arg(firstBelow ? QObject::tr("hidden states diverge from index %1 on (cosine %2 < %3)")
-                              .arg(firstBelow->index).arg(firstBelow->minCosine, 0, 'f', 6).arg(kTargetLoadsCloseCosine)
-                        : worstText,
+        .arg(QObject::tr("hidden states diverge from index %1 on (cosine %2 < %3)")
+                 .arg(firstBelow->index).arg(firstBelow->minCosine, 0, 'f', 6).arg(kTargetLoadsCloseCosine),
              agreement);
 }
 
@@ -114,7 +114,7 @@ void TargetLoadsView::setComparison(const TargetLoadComparison& c, const QString
     gMean->setData(x, meanCos, true);
     gMean->setPen(QPen(QColor(0x1f, 0x77, 0xb4), 1.5, Qt::DashLine));
     gMean->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssSquare, QColor(0x1f, 0x77, 0xb4), 5));
-    double lo = 1;
+    double lo = minCos.isEmpty() ? 0.0 : 1.0;  // nothing shown: the whole range
     for (double v : minCos) lo = std::min(lo, v);
     const double pad = std::max(1e-6, (1 - lo) * 0.1);
     plot_->yAxis->setRange(lo - pad, 1 + pad);

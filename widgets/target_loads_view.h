@@ -21,9 +21,10 @@ namespace draftscope {
 inline constexpr double kTargetLoadsCloseCosine = 0.99;
 
 /// The verdict on two loads: "identical" (every hidden state and logit equal), "close"
-/// (every layer's minimum cosine >= kTargetLoadsCloseCosine and the argmax agrees at every
-/// position) or "different" (naming the first hidden state below the threshold and the
-/// argmax agreement), with the worst layer's minimum cosine.
+/// (every layer's minimum cosine >= kTargetLoadsCloseCosine; the argmax agreement is
+/// reported, a near-tie can flip under rounding) or "different" (naming the first hidden
+/// state below the threshold), with the worst layer's minimum cosine and the argmax
+/// agreement. Empty for a comparison without layers.
 QString targetLoadsVerdict(const TargetLoadComparison& c);
 
 /// "dir (architecture, device, dtype)" of one load.

@@ -115,7 +115,8 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
 
     connect(controller_, &AnalysisController::toolProgress, this,
             [this](quint64 id, qint64 done, qint64 total, const QString& stage) {
-                if (id == current_) controls_->setProgress(done, total, tr("%1: %2 of %3 prompt runs").arg(stage).arg(done).arg(total));
+                if (id == current_) controls_->setProgress(done, total, tr("%1: %2 of %3 prompt runs (each drafter's convention probes "
+                                                                     "follow its prompts)").arg(stage).arg(done).arg(total));
             });
     connect(controller_, &AnalysisController::diagnosisFinished, this, [this](const DiagnoseResultPtr& r) {
         if (r->requestId != current_) return;
@@ -229,7 +230,7 @@ void DiagnosePanel::showResult(const DiagnoseResultPtr& result) {
             errors += f.severity == Severity::Error;
             warnings += f.severity == Severity::Warning;
         }
-        summary << tr("%1: %2 errors, %3 warnings, %4").arg(names[static_cast<int>(i)]).arg(errors).arg(warnings)
+        summary << tr("%1: errors %2, warnings %3, %4").arg(names[static_cast<int>(i)]).arg(errors).arg(warnings)
                        .arg(!d.loaded ? tr("did not load")
                                       : d.promptTaus.empty() ? tr("probe tau %1").arg(d.probeTau, 0, 'f', 2)
                                                              : tr("tau %1").arg(d.tau, 0, 'f', 2));
