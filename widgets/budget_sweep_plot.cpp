@@ -6,7 +6,6 @@
 
 #include <qcustomplot.h>
 
-#include <QEvent>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 
@@ -36,7 +35,7 @@ BudgetSweepPlot::BudgetSweepPlot(QWidget* parent)
     plot_->legend->setFont(QFont(font().family(), 8));
     placeLegendBelow(plot_);
     plot_->legend->setWrap(2);
-    plot_->installEventFilter(this);
+    fitLegendRowsOnResize(plot_, kLegendPerRow);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
@@ -181,16 +180,8 @@ void BudgetSweepPlot::redraw() {
     plot_->replot();
 }
 
-bool BudgetSweepPlot::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == plot_ && event->type() == QEvent::Resize) fitLegendRows(plot_, plot_->width(), kLegendPerRow);
-    return QWidget::eventFilter(watched, event);
-}
-
 bool BudgetSweepPlot::exportFigure(const QString& path, QString* error, int width, int height) {
-    fitLegendRows(plot_, width > 0 ? width : plot_->width(), kLegendPerRow);  // legend rows for the export width
-    const bool ok = exportPlot(plot_, path, error, width, height, figureTitle());
-    fitLegendRows(plot_, plot_->width(), kLegendPerRow);
-    return ok;
+    return exportPlotFittingLegend(plot_, path, error, width, height, figureTitle(), kLegendPerRow);
 }
 
 QStringList BudgetSweepPlot::exportAll(const QString& dir, QString* error) {

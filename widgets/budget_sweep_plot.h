@@ -46,9 +46,6 @@ public:
     QString exportName() const override { return QStringLiteral("ddtree_budget_sweep"); }
     QStringList exportAll(const QString& dir, QString* error) override;
 
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-
 private:
     static constexpr int kLegendPerRow = 2;  ///< at most; fewer when the plot is narrow
     void redraw();

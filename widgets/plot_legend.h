@@ -3,6 +3,7 @@
 // plot's width allows: it never covers data and never runs past the plot's edge.
 
 class QCustomPlot;
+class QString;
 
 namespace draftscope {
 
@@ -14,5 +15,14 @@ void placeLegendBelow(QCustomPlot* plot, int row = 2);
 /// pixels wide: from 1 to `maxPerRow`. Re-flows the entries and queues a replot when that
 /// changes. Call it when the plot is resized and before exporting at a fixed width.
 void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow);
+
+/// Calls fitLegendRows(plot, plot->width(), maxPerRow) whenever `plot` is resized (an event
+/// filter owned by the plot).
+void fitLegendRowsOnResize(QCustomPlot* plot, int maxPerRow);
+
+/// Writes `plot` through exportPlot() at width x height (0: on-screen size) with its legend
+/// rows fitted to that width (fitLegendRows), then fits them to the on-screen width again.
+bool exportPlotFittingLegend(QCustomPlot* plot, const QString& path, QString* error, int width, int height,
+                             const QString& title, int maxPerRow);
 
 }  // namespace draftscope

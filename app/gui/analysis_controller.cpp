@@ -7,11 +7,12 @@
 #include <QThread>
 
 #include <functional>
+#include <memory>
 
 namespace draftscope {
 
 /// Lives on the worker thread; owns the Engine. process() drains the controller's pending
-/// requests one at a time (load first, then analysis, then attention).
+/// requests one at a time (load first, then analysis, then attention, then the tools).
 class AnalysisWorker : public QObject {
     Q_OBJECT
 public:
@@ -23,24 +24,32 @@ public slots:
             std::optional<std::pair<quint64, ModelRequest>> load;
             std::optional<std::pair<quint64, AnalysisRequest>> analysis;
             std::optional<AnalysisController::AttentionRequest> attention;
+            std::optional<std::pair<quint64, DiagnoseRequest>> diagnose;
+            std::optional<std::pair<quint64, TargetLoadsRequest>> targetLoads;
             {
                 std::lock_guard<std::mutex> lock(c_->mutex_);
                 if (c_->pendingLoad_) load.swap(c_->pendingLoad_);
                 else if (c_->pendingAnalysis_) analysis.swap(c_->pendingAnalysis_);
                 else if (c_->pendingAttention_) attention.swap(c_->pendingAttention_);
+                else if (c_->pendingDiagnose_) diagnose.swap(c_->pendingDiagnose_);
+                else if (c_->pendingTargetLoads_) targetLoads.swap(c_->pendingTargetLoads_);
                 else {
                     setBusy(false);
                     return;
                 }
                 c_->cancel_.store(false);
                 c_->analysisRunning_ = analysis.has_value();
+                c_->toolRunning_ = diagnose.has_value() || targetLoads.has_value();
             }
             setBusy(true);
             if (load) doLoad(load->first, load->second);
             else if (analysis) doAnalysis(analysis->first, analysis->second);
-            else doAttention(*attention);
+            else if (attention) doAttention(*attention);
+            else if (diagnose) doDiagnose(diagnose->first, diagnose->second);
+            else doTargetLoads(targetLoads->first, targetLoads->second);
             std::lock_guard<std::mutex> lock(c_->mutex_);
             c_->analysisRunning_ = false;
+            c_->toolRunning_ = false;
         }
     }
 
@@ -55,6 +64,7 @@ private:
             opt.device = r.device.toStdString();
             opt.dtype = r.dtype.toStdString();
             engine_ = std::make_unique<Engine>();
+            loadOptions_ = opt;
             ModelsLoaded loaded;
             loaded.requestId = id;
             loaded.request = r;
@@ -73,6 +83,8 @@ private:
             {
                 std::lock_guard<std::mutex> lock(c_->mutex_);
                 c_->pendingAnalysis_.reset();  // it was meant for the models that failed to load
+                c_->pendingDiagnose_.reset();
+                c_->pendingTargetLoads_.reset();
             }
             fail(id, FailureKind::Load, QString::fromStdString(e.what()));
         }
@@ -205,8 +217,92 @@ private:
         }
     }
 
+    void toolProgress(quint64 id, std::int64_t done, std::int64_t total, const QString& stage) {
+        c_->reply([c = c_, id, done, total, stage] { emit c->toolProgress(id, done, total, stage); });
+    }
+
+    /// diagnoseDrafters() on the loaded drafters' paths. It loads them again (appended to the
+    /// engine); whatever happens, the engine is truncated back to the drafters it held.
+    void doDiagnose(quint64 id, const DiagnoseRequest& r) {
+        try {
+            if (!engine_ || engine_->drafterCount() == 0) throw Error("load a target and a drafter first");
+            const int loaded = engine_->drafterCount();
+            std::vector<std::string> paths = {engine_->drafterSummary(0).directory};
+            if (r.includeB && loaded > 1) paths.push_back(engine_->drafterSummary(1).directory);
+            struct Restore {
+                Engine& e;
+                int count;
+                ~Restore() { e.truncateDrafters(count); }
+            } restore{*engine_, loaded};
+            const QString stage = paths.size() > 1 ? QStringLiteral("diagnosing drafters A and B")
+                                                   : QStringLiteral("diagnosing drafter A");
+            toolProgress(id, 0, static_cast<qint64>(paths.size() * r.prompts.size()), stage);
+            auto result = std::make_shared<DiagnoseResult>();
+            result->requestId = id;
+            result->report = diagnoseDrafters(
+                *engine_, paths, r.prompts, r.settings,
+                [&](std::int64_t done, std::int64_t total) { toolProgress(id, done, total, stage); }, &c_->cancel_);
+            // Which loaded drafter each ranked entry is (paths may repeat: first unused match).
+            std::vector<bool> used(paths.size(), false);
+            for (const auto& d : result->report.drafters) {
+                int which = 0;
+                for (std::size_t k = 0; k < paths.size(); ++k)
+                    if (!used[k] && paths[k] == d.path) {
+                        used[k] = true;
+                        which = static_cast<int>(k);
+                        break;
+                    }
+                result->which.push_back(which);
+            }
+            c_->reply([c = c_, res = DiagnoseResultPtr(result)] { emit c->diagnosisFinished(res); });
+        } catch (const Cancelled&) {
+            c_->reply([c = c_, id] { emit c->toolCancelled(id); });
+        } catch (const std::exception& e) {
+            fail(id, FailureKind::Diagnose, QString::fromStdString(e.what()));
+        }
+    }
+
+    /// Forward of the loaded target (load A), then load B in an engine of its own (freed at
+    /// the end) and its forward over the same prompt; compareTargetForwards() of the two.
+    void doTargetLoads(quint64 id, const TargetLoadsRequest& r) {
+        try {
+            if (!engine_ || !engine_->hasTarget()) throw Error("load a target first");
+            auto result = std::make_shared<TargetLoadsResult>();
+            result->requestId = id;
+            result->targetA = engine_->targetSummary();
+            result->loadA = loadOptions_;
+            result->loadB = r.loadB;
+            const std::string dirB = r.targetBDir.isEmpty() ? result->targetA.directory : r.targetBDir.toStdString();
+            const auto check = [this] {
+                if (c_->cancel_.load()) throw Cancelled();
+            };
+            toolProgress(id, 0, 3, QStringLiteral("forward of load A (the loaded target)"));
+            const ForwardResult a = engine_->forward(r.prompt);
+            check();
+            toolProgress(id, 1, 3, QStringLiteral("loading load B: %1 (%2, %3)")
+                                       .arg(QString::fromStdString(dirB), QString::fromStdString(r.loadB.device),
+                                            QString::fromStdString(r.loadB.dtype)));
+            ForwardResult b;
+            {
+                Engine other;
+                result->targetB = other.loadTarget(dirB, r.loadB);
+                check();
+                toolProgress(id, 2, 3, QStringLiteral("forward of load B"));
+                b = other.forward(r.prompt);
+            }
+            result->comparison = compareTargetForwards(a, b);
+            toolProgress(id, 3, 3, QStringLiteral("done"));
+            c_->reply([c = c_, res = TargetLoadsResultPtr(result)] { emit c->targetLoadsCompared(res); });
+        } catch (const Cancelled&) {
+            c_->reply([c = c_, id] { emit c->toolCancelled(id); });
+        } catch (const std::exception& e) {
+            fail(id, FailureKind::TargetLoads, QString::fromStdString(e.what()));
+        }
+    }
+
     AnalysisController* c_;
     std::unique_ptr<Engine> engine_;
+    LoadOptions loadOptions_;  ///< how the engine's target was loaded
 };
 
 QString failureName(FailureKind kind) {
@@ -216,6 +312,8 @@ QString failureName(FailureKind kind) {
     case FailureKind::HiddenStates: return QStringLiteral("hidden states");
     case FailureKind::DdTree: return QStringLiteral("ddtree");
     case FailureKind::Attention: return QStringLiteral("attention");
+    case FailureKind::Diagnose: return QStringLiteral("diagnose");
+    case FailureKind::TargetLoads: return QStringLiteral("target loads");
     }
     return QStringLiteral("unknown");
 }
@@ -228,6 +326,8 @@ AnalysisController::AnalysisController(QObject* parent) : QObject(parent) {
     qRegisterMetaType<AnalysisRequest>();
     qRegisterMetaType<ModelsLoaded>();
     qRegisterMetaType<FailureKind>();
+    qRegisterMetaType<DiagnoseResultPtr>();
+    qRegisterMetaType<TargetLoadsResultPtr>();
     thread_ = new QThread(this);
     thread_->setObjectName("draftscope-engine");
     worker_ = new AnalysisWorker(this);
@@ -242,6 +342,8 @@ AnalysisController::~AnalysisController() {
         pendingLoad_.reset();
         pendingAnalysis_.reset();
         pendingAttention_.reset();
+        pendingDiagnose_.reset();
+        pendingTargetLoads_.reset();
     }
     cancel_.store(true);
     thread_->quit();
@@ -270,6 +372,8 @@ quint64 AnalysisController::loadModels(const ModelRequest& request) {
         pendingLoad_ = std::make_pair(id, request);
         pendingAnalysis_.reset();  // an analysis queued for the old models is stale
         pendingAttention_.reset();
+        pendingDiagnose_.reset();
+        pendingTargetLoads_.reset();
     }
     schedule();
     return id;
@@ -303,8 +407,35 @@ void AnalysisController::cancel() {
         pendingLoad_.reset();
         pendingAnalysis_.reset();
         pendingAttention_.reset();
+        pendingDiagnose_.reset();
+        pendingTargetLoads_.reset();
     }
     cancel_.store(true);
+}
+
+template <class Request>
+quint64 AnalysisController::queueTool(std::optional<std::pair<quint64, Request>>& pending, const Request& request) {
+    quint64 id;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        id = nextToolId_++;
+        pending = std::make_pair(id, request);
+    }
+    schedule();
+    return id;
+}
+
+quint64 AnalysisController::diagnose(const DiagnoseRequest& request) { return queueTool(pendingDiagnose_, request); }
+
+quint64 AnalysisController::compareTargetLoads(const TargetLoadsRequest& request) {
+    return queueTool(pendingTargetLoads_, request);
+}
+
+void AnalysisController::cancelTool() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pendingDiagnose_.reset();
+    pendingTargetLoads_.reset();
+    if (toolRunning_) cancel_.store(true);
 }
 
 }  // namespace draftscope

@@ -9,6 +9,8 @@
 // every DDTree budget) arrives at once as a partial result; cancel() stops a running
 // analysis between verify steps. (The same tagged-request idea as RenderDoc's ReplayManager.)
 
+#include "draftscope/diagnosis.h"
+#include "draftscope/target_comparison.h"
 #include "gui/run_bundle.h"
 
 #include <QObject>
@@ -60,6 +62,40 @@ struct ModelsLoaded {
     std::optional<ModelSummary> drafterB;
 };
 
+/// Tools > Diagnose: diagnoseDrafters() on the loaded drafter A (and B with it).
+struct DiagnoseRequest {
+    std::vector<DiagnosePrompt> prompts;
+    DiagnoseSettings settings;
+    bool includeB = true;  ///< also diagnose drafter B when one is loaded
+};
+
+/// A finished diagnosis of the loaded drafters.
+struct DiagnoseResult {
+    quint64 requestId = 0;
+    DiagnosisReport report;
+    /// Per report.drafters entry (rank order): 0 = drafter A, 1 = drafter B.
+    std::vector<int> which;
+};
+using DiagnoseResultPtr = std::shared_ptr<const DiagnoseResult>;
+
+/// Tools > Compare target loads: the loaded target (load A, as loaded) against the same
+/// model loaded again as load B (another directory, e.g. its vision-language layout, and/or
+/// another dtype or device), one forward each over `prompt` (compareTargetForwards()).
+struct TargetLoadsRequest {
+    PromptSpec prompt;
+    QString targetBDir;  ///< empty = the loaded target's directory
+    LoadOptions loadB;
+};
+
+/// A finished comparison of two loads of the target.
+struct TargetLoadsResult {
+    quint64 requestId = 0;
+    ModelSummary targetA, targetB;
+    LoadOptions loadA, loadB;
+    TargetLoadComparison comparison;
+};
+using TargetLoadsResultPtr = std::shared_ptr<const TargetLoadsResult>;
+
 /// What failed; failed() carries it with the request id and the backend's message.
 enum class FailureKind {
     Load,          ///< loading the target or a drafter (the engine then holds no models)
@@ -67,9 +103,12 @@ enum class FailureKind {
     HiddenStates,  ///< the hidden-state statistics: the run stands without them
     DdTree,        ///< a DDTree budget: the run stands without the tree runs from that budget on
     Attention,     ///< recomputing the drafter's attention for one step
+    Diagnose,      ///< Tools > Diagnose (the loaded models stay as they were)
+    TargetLoads,   ///< Tools > Compare target loads (the loaded models stay as they were)
 };
 
-/// "load", "analysis", "hidden states", "ddtree" or "attention": what logs and dialogs call `kind`.
+/// "load", "analysis", "hidden states", "ddtree", "attention", "diagnose" or "target loads":
+/// what logs and dialogs call `kind`.
 QString failureName(FailureKind kind);
 
 class AnalysisWorker;
@@ -101,9 +140,23 @@ public slots:
     /// of the currently loaded models). Supersedes a pending attention request; the answer
     /// to an older one is dropped.
     void requestAttention(const draftscope::RunBundlePtr& bundle, int step);
-    /// Stops the running analysis at the next verify step and drops every pending request.
-    /// Loading and attention computations are not interruptible; they finish first.
+    /// Stops the running analysis (or tool) at the next verify step and drops every pending
+    /// request. Loading and attention computations are not interruptible; they finish first.
     void cancel();
+    /// Diagnoses the loaded drafter A (and B, if loaded and request.includeB) with
+    /// diagnoseDrafters() on the engine's target, after the pending loads, analyses and
+    /// attention requests. The diagnosed drafters are loaded again for it and unloaded
+    /// afterwards (Engine::truncateDrafters): the loaded models stay as they were. Supersedes
+    /// a pending diagnosis; returns the id toolProgress(), diagnosisFinished(),
+    /// toolCancelled() and a Diagnose failure carry (the tools' own counter).
+    quint64 diagnose(const draftscope::DiagnoseRequest& request);
+    /// Compares the loaded target with load B of the same model (TargetLoadsRequest); load B
+    /// is held only during the call. Supersedes a pending comparison; returns the id
+    /// toolProgress(), targetLoadsCompared(), toolCancelled() and a TargetLoads failure carry.
+    quint64 compareTargetLoads(const draftscope::TargetLoadsRequest& request);
+    /// Stops a running diagnosis or target comparison at its next check and drops the
+    /// pending ones; analyses and loads are not touched.
+    void cancelTool();
 
 signals:
     /// Every model one load put into the engine (target, drafter A, drafter B if asked for).
@@ -132,10 +185,20 @@ signals:
     /// Emitted for every cancelled analysis, superseded or not.
     void cancelled(quint64 requestId);
     void busyChanged(bool busy);
+    /// A tool's progress: diagnose counts prompt-drafter runs, the target comparison its
+    /// steps (forward A, load B, forward B); `stage` names what runs.
+    void toolProgress(quint64 requestId, qint64 done, qint64 total, const QString& stage);
+    void diagnosisFinished(const draftscope::DiagnoseResultPtr& result);
+    void targetLoadsCompared(const draftscope::TargetLoadsResultPtr& result);
+    /// Emitted for every cancelled tool request (diagnose or target comparison).
+    void toolCancelled(quint64 requestId);
 
 private:
     friend class AnalysisWorker;
     void schedule();
+    /// Makes `request` the pending one of its tool kind under a new tool id; schedules it.
+    template <class Request>
+    quint64 queueTool(std::optional<std::pair<quint64, Request>>& pending, const Request& request);
     /// Runs `emitReply` on the GUI thread unless analysis `id` is no longer the newest by then.
     void replyIfLatest(quint64 id, std::function<void()> emitReply);
     /// Runs `emitReply` on the GUI thread (replies every receiver sees: loads, failures, cancels).
@@ -153,6 +216,10 @@ private:
     };
     std::optional<AttentionRequest> pendingAttention_;
     bool analysisRunning_ = false;  ///< guarded by mutex_
+    std::optional<std::pair<quint64, DiagnoseRequest>> pendingDiagnose_;
+    std::optional<std::pair<quint64, TargetLoadsRequest>> pendingTargetLoads_;
+    bool toolRunning_ = false;  ///< guarded by mutex_
+    quint64 nextToolId_ = 1;
     quint64 nextId_ = 1;
     quint64 nextLoadId_ = 1;
     quint64 attentionTag_ = 0;   ///< newest attention request (GUI thread)
@@ -167,3 +234,5 @@ Q_DECLARE_METATYPE(draftscope::ModelRequest)
 Q_DECLARE_METATYPE(draftscope::AnalysisRequest)
 Q_DECLARE_METATYPE(draftscope::ModelsLoaded)
 Q_DECLARE_METATYPE(draftscope::FailureKind)
+Q_DECLARE_METATYPE(draftscope::DiagnoseResultPtr)
+Q_DECLARE_METATYPE(draftscope::TargetLoadsResultPtr)

@@ -73,6 +73,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     log_->setMaximumBlockCount(5000);
     createDocks();
     createComparisonDocks();
+    createToolDocks();
     createMenus();
     // First start: the whole screen (up to 1920x1080).
     if (const QScreen* screen = QGuiApplication::primaryScreen()) {
@@ -193,7 +194,10 @@ void MainWindow::connectController() {
         updateResultsTitle();
     });
     connect(controller_, &AnalysisController::failed, this, [this](quint64, FailureKind kind, const QString& message) {
-        if (kind == FailureKind::Load) models_->noteLoadFailed();  // the engine holds no models now
+        if (kind == FailureKind::Load) {
+            models_->noteLoadFailed();  // the engine holds no models now
+            updateToolModels();
+        }
         reportError(failureName(kind), message);
     });
     connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
@@ -220,6 +224,7 @@ void MainWindow::onModelsLoaded(const ModelsLoaded& m) {
     workbench_->clear();
     workbench_->setDrafterLayout(m.drafter);
     noteLoadedForResults(m);  // a recorded prompt on screen is shown again (its attention may be computable now)
+    updateToolModels();
 }
 
 void MainWindow::applyDefaultDockSizes() {
@@ -371,6 +376,7 @@ void MainWindow::createMenus() {
         dialog->show();
     });
     inspectAction->setObjectName("inspectCheckpointAction");
+    addToolActions(tools);
     auto* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About draftscope"), this, [this] {
         QMessageBox::about(this, tr("About draftscope"),

@@ -29,6 +29,9 @@ class MaskView;
 class ModelPanel;
 class ModelSession;
 class DockLayout;
+class DiagnosePanel;
+class TargetLoadsPanel;
+enum class FindingView;
 class OutputStripView;
 class PromptPanel;
 class ResultsAggregatePlots;
@@ -84,6 +87,19 @@ public:
     /// Writes every view's figures (and tables) to `dir`; returns the paths, sets *error.
     QStringList exportAllFigures(const QString& dir, QString* error);
 
+    // Tools (main_window_tools.cpp):
+    /// The Diagnose dock (Tools > Diagnose drafter(s)...) and the Target loads dock (Tools >
+    /// Compare target loads...).
+    DiagnosePanel* diagnosePanel() const { return diagnosePanel_; }
+    TargetLoadsPanel* targetLoadsPanel() const { return targetLoadsPanel_; }
+    /// Shows and raises the Diagnose dock (the menu action; enabled while models are loaded).
+    void openDiagnose();
+    void openTargetLoads();
+    /// Brings up the view that shows a finding: the Masks tab, the Hidden states tab or the
+    /// block grid (B's when `drafter` is 1 and the run on screen compares; the detail views
+    /// then follow B too).
+    void showFindingView(draftscope::FindingView view, int drafter);
+
     // Results files (draftscope-cli eval --out): recorded runs shown without models.
     ResultsPanel* resultsPanel() const { return resultsPanel_; }
     ResultsAggregatePlots* resultsAggregatePlots() const { return aggregate_; }
@@ -128,6 +144,11 @@ private:
     void applyDefaultDockSizes();
     /// The A vs B dock and the Compare toolbar (both shown while the run on screen compares).
     void createComparisonDocks();
+    /// The Diagnose and Target loads docks (hidden until their Tools action opens them).
+    void createToolDocks();
+    void addToolActions(QMenu* tools);
+    /// Enables the Tools actions and tells the tool panels what is loaded.
+    void updateToolModels();
     /// The one handler of AnalysisController::modelsLoaded: Models panel, log, views.
     void onModelsLoaded(const ModelsLoaded& loaded);
     /// Shows a result of the newest live analysis, unless the views show a recorded prompt.
@@ -165,6 +186,10 @@ private:
     QString resultsPath_;
     quint64 recordedId_ = 0;        ///< counter of recorded bundles (ids | kRecordedRequestBit)
     QString loadedTarget_, loadedDrafter_;  ///< canonical directories of the loaded models
+    DiagnosePanel* diagnosePanel_ = nullptr;
+    TargetLoadsPanel* targetLoadsPanel_ = nullptr;
+    QAction* diagnoseAction_ = nullptr;
+    QAction* targetLoadsAction_ = nullptr;
 };
 
 }  // namespace draftscope

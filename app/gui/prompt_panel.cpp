@@ -303,6 +303,15 @@ void PromptPanel::setPromptSet(const QVector<PromptEntry>& prompts) {
     }
 }
 
+QVector<PromptEntry> PromptPanel::promptSet() const {
+    QVector<PromptEntry> out;
+    for (int r = 0; r < setModel_->rowCount(); ++r) {
+        const QStandardItem* item = setModel_->item(r);
+        out.push_back({item->data(kIdRole).toString(), item->data(kTextRole).toString(), item->data(kChatRole).toBool()});
+    }
+    return out;
+}
+
 void PromptPanel::loadPromptSet(const QString& path) { setPromptSet(draftscope::loadPromptSet(path)); }
 
 void PromptPanel::setBusy(bool busy) {

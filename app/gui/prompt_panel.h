@@ -40,6 +40,8 @@ public:
     void setPromptText(const QString& text);
     QString promptText() const;
     void setPromptSet(const QVector<PromptEntry>& prompts);
+    /// The prompt set in the list (all entries, whatever the search field filters).
+    QVector<PromptEntry> promptSet() const;
     /// Loads a JSONL prompt set; throws draftscope::Error on a bad file.
     void loadPromptSet(const QString& path);
     void setMaxNewTokens(int n);

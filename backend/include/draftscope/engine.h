@@ -44,6 +44,10 @@ struct ModelSummary {
     std::vector<LayerAttention> layout;
 };
 
+/// Whether models can load on device "cuda": the libtorch build has CUDA and a device is
+/// visible (the same test LoadOptions::device "cuda" passes at load).
+bool cudaAvailable();
+
 /// Owns one target and any number of drafters. Not thread-safe: the app's controller
 /// owns it on one worker thread. Every method throws draftscope::Error on bad input.
 class Engine {
@@ -64,6 +68,10 @@ public:
     /// are missing or invalid, or the drafter does not fit the target.
     ModelSummary loadDrafter(const std::string& path, const std::string& configPath = {});
     int drafterCount() const;
+    /// Unloads every drafter from index `count` on, keeping the first `count` (a caller that
+    /// appended drafters, e.g. diagnoseDrafters(), restores the loaded set). Throws Error for
+    /// a negative `count`; a count at or above drafterCount() changes nothing.
+    void truncateDrafters(int count);
     bool hasTarget() const;
     const ModelSummary& targetSummary() const;
     const ModelSummary& drafterSummary(int index) const;

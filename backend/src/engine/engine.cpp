@@ -52,6 +52,8 @@ ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const
 
 }  // namespace
 
+bool cudaAvailable() { return at::hasCUDA(); }
+
 Engine::Engine() : d_(std::make_unique<Impl>()) { compat::configureThreads(0); }
 Engine::~Engine() = default;
 
@@ -144,6 +146,13 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
 }
 
 int Engine::drafterCount() const { return static_cast<int>(d_->drafters.size()); }
+void Engine::truncateDrafters(int count) {
+    if (count < 0) throw Error("truncateDrafters: count " + std::to_string(count) + " is negative");
+    const auto keep = static_cast<std::size_t>(count);
+    if (keep >= d_->drafters.size()) return;
+    d_->drafters.resize(keep);
+    d_->drafterSummaries.resize(keep);
+}
 bool Engine::hasTarget() const { return d_->target != nullptr; }
 const ModelSummary& Engine::targetSummary() const {
     d_->requireTarget();

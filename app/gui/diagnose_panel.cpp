@@ -1,0 +1,275 @@
+#include "gui/diagnose_panel.h"
+
+#include "draftscope/file_io.h"
+#include "draftscope/results_json.h"
+#include "drafter_comparison.h"
+#include "figure_export.h"
+#include "gui/tool_run_controls.h"
+#include "probe_tau_plot.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <tuple>
+
+namespace draftscope {
+
+DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller), prompts_(new QComboBox(this)), maxNew_(new QSpinBox(this)),
+      includeB_(new QCheckBox(tr("with drafter B"), this)), models_(new QLabel(this)),
+      controls_(new ToolRunControls(this)), findings_(new DiagnosisFindingsModel(this)), table_(new QTableView(this)),
+      show_(new QPushButton(tr("Show"), this)), plot_(new ProbeTauPlot(this)) {
+    setObjectName("DiagnosePanel");
+    prompts_->setObjectName("diagnosePrompts");
+    prompts_->addItem(tr("built-in diagnose prompts (%1)").arg(defaultDiagnosePrompts().size()), QStringLiteral("builtin"));
+    prompts_->addItem(tr("the Prompt panel's prompt set"), QStringLiteral("set"));
+    prompts_->setToolTip(tr("Built-in: ten short Python openings and one prose line (the demo target is a code model). "
+                            "For a real target, load a prompt set from its domain (File > Load prompt set) and pick it here."));
+    maxNew_->setObjectName("diagnoseMaxNew");
+    maxNew_->setRange(8, 4096);
+    maxNew_->setValue(static_cast<int>(DiagnoseSettings{}.maxNewTokens));
+    maxNew_->setToolTip(tr("Tokens generated per prompt (greedy, ignore-eos); the probes follow them"));
+    includeB_->setObjectName("diagnoseIncludeB");
+    includeB_->setChecked(true);
+    models_->setWordWrap(true);
+    auto* families = new QWidget(this);
+    auto* familyGrid = new QGridLayout(families);
+    familyGrid->setContentsMargins(0, 0, 0, 0);
+    int i = 0;
+    for (const auto& f : diagnoseProbeFamilies()) {
+        const QString name = QString::fromStdString(f);
+        auto* box = new QCheckBox(name, families);
+        box->setObjectName("probe_" + name);
+        box->setChecked(true);
+        familyGrid->addWidget(box, i / 4, i % 4);
+        probes_[name] = box;
+        ++i;
+    }
+    families->setToolTip(tr("Probe families (draftscope-cli diagnose --probes; docs/DIAGNOSE.md). A full run of the demo "
+                            "pair takes about 40 s on two CPU cores."));
+    auto* form = new QFormLayout;
+    form->addRow(tr("Prompts:"), prompts_);
+    form->addRow(tr("Max new:"), maxNew_);
+    form->addRow(tr("Probes:"), families);
+    form->addRow(tr("Drafters:"), models_);
+    form->addRow(QString(), includeB_);
+
+    table_->setObjectName("diagnoseFindings");
+    table_->setModel(findings_);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    table_->setWordWrap(true);
+    table_->verticalHeader()->setVisible(false);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->horizontalHeader()->setSectionResizeMode(DiagnosisFindingsModel::MessageColumn, QHeaderView::Interactive);
+    installExportMenu(table_, QStringLiteral("diagnose_findings"),
+                      [this](const QString& p, QString* e) { return exportWidget(table_, p, e, figureTitle()); }, findings_);
+    show_->setObjectName("diagnoseShow");
+    show_->setToolTip(tr("Open the view that shows the selected finding (Masks, Hidden states or the block grid)"));
+    auto* findingsBox = new QWidget(this);
+    auto* findingsLayout = new QVBoxLayout(findingsBox);
+    findingsLayout->setContentsMargins(0, 0, 0, 0);
+    auto* header = new QHBoxLayout;
+    header->addWidget(new QLabel(tr("<b>Findings</b> (most severe first; double-click a convention finding to open its view)"),
+                                 findingsBox), 1);
+    header->addWidget(show_);
+    findingsLayout->addLayout(header);
+    findingsLayout->addWidget(table_);
+    auto* plotScroll = new QScrollArea(this);
+    plotScroll->setWidgetResizable(true);
+    plotScroll->setFrameShape(QFrame::NoFrame);
+    plotScroll->setWidget(plot_);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(findingsBox);
+    split->addWidget(plotScroll);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(form);
+    layout->addWidget(controls_);
+    layout->addWidget(split, 1);
+
+    connect(controls_, &ToolRunControls::runClicked, this, [this] { run(); });
+    connect(controls_, &ToolRunControls::cancelClicked, controller_, &AnalysisController::cancelTool);
+    controls_->setExportedView(this);
+    connect(table_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) { showFindingAt(index.row()); });
+    connect(show_, &QPushButton::clicked, this, [this] {
+        const auto rows = table_->selectionModel()->selectedRows();
+        if (!rows.isEmpty()) showFindingAt(rows.first().row());
+    });
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &DiagnosePanel::updateShowButton);
+    connect(findings_, &QAbstractItemModel::modelReset, this, &DiagnosePanel::updateShowButton);
+
+    connect(controller_, &AnalysisController::toolProgress, this,
+            [this](quint64 id, qint64 done, qint64 total, const QString& stage) {
+                if (id == current_) controls_->setProgress(done, total, tr("%1: %2 of %3 prompt runs (each drafter's convention probes "
+                                                                     "follow its prompts)").arg(stage).arg(done).arg(total));
+            });
+    connect(controller_, &AnalysisController::diagnosisFinished, this, [this](const DiagnoseResultPtr& r) {
+        if (r->requestId != current_) return;
+        controls_->setRunning(false);
+        showResult(r);
+    });
+    connect(controller_, &AnalysisController::toolCancelled, this, [this](quint64 id) {
+        if (id != current_) return;
+        controls_->setRunning(false);
+        controls_->setStatus(tr("diagnosis cancelled"));
+        emit logLine(tr("diagnosis %1 cancelled").arg(id));
+    });
+    connect(controller_, &AnalysisController::failed, this, [this](quint64 id, FailureKind kind, const QString& message) {
+        if (kind != FailureKind::Diagnose || id != current_) return;
+        controls_->setRunning(false);
+        controls_->setStatus(tr("diagnosis failed: %1").arg(message));
+    });
+    setLoadedModels({});
+    updateShowButton();
+}
+
+QCheckBox* DiagnosePanel::probeBox(const QString& family) const {
+    const auto it = probes_.find(family);
+    return it == probes_.end() ? nullptr : it->second;
+}
+
+void DiagnosePanel::setPromptSetSource(std::function<QVector<PromptEntry>()> source) { promptSet_ = std::move(source); }
+
+void DiagnosePanel::setLoadedModels(const ModelRequest& loaded) {
+    loaded_ = loaded;
+    const bool any = !loaded.targetDir.isEmpty() && !loaded.drafterDir.isEmpty();
+    const bool hasB = any && !loaded.drafterBDir.isEmpty();
+    includeB_->setEnabled(hasB);
+    models_->setText(!any ? tr("load a target and a drafter first")
+                          : hasB ? tr("A: %1<br>B: %2").arg(loaded.drafterDir.toHtmlEscaped(), loaded.drafterBDir.toHtmlEscaped())
+                                 : tr("A: %1").arg(loaded.drafterDir.toHtmlEscaped()));
+    controls_->setRunEnabled(any, any ? QString() : tr("Load a target and a drafter first"));
+}
+
+DiagnoseRequest DiagnosePanel::request() const {
+    DiagnoseRequest r;
+    if (prompts_->currentData().toString() == QLatin1String("builtin")) {
+        r.prompts = defaultDiagnosePrompts();
+    } else if (promptSet_) {
+        for (const auto& e : promptSet_()) {
+            PromptSpec spec;
+            spec.text = e.text.toStdString();
+            spec.chat = e.chat;
+            r.prompts.push_back({e.id.toStdString(), spec});
+        }
+    }
+    r.settings.maxNewTokens = maxNew_->value();
+    for (const auto& f : diagnoseProbeFamilies())
+        if (probes_.at(QString::fromStdString(f))->isChecked()) r.settings.probes.push_back(f);
+    r.includeB = includeB_->isChecked();
+    return r;
+}
+
+quint64 DiagnosePanel::run() {
+    const DiagnoseRequest r = request();
+    QString why;
+    if (loaded_.drafterDir.isEmpty()) why = tr("load a target and a drafter first");
+    else if (r.prompts.empty()) why = tr("the Prompt panel has no prompt set: load one (File > Load prompt set) or use the built-in prompts");
+    else if (r.settings.probes.empty()) why = tr("choose at least one probe family");
+    if (!why.isEmpty()) {
+        controls_->setStatus(why);
+        return 0;
+    }
+    current_ = controller_->diagnose(r);
+    controls_->setRunning(true);
+    controls_->setStatus(tr("diagnosis %1 queued (it runs after the analysis in progress, if any)").arg(current_));
+    emit logLine(tr("diagnosis %1: %2 prompts, %3 new tokens each, probes %4")
+                     .arg(current_).arg(r.prompts.size()).arg(r.settings.maxNewTokens)
+                     .arg(r.settings.probes.size() == diagnoseProbeFamilies().size() ? tr("all") : [&] {
+                         QStringList s;
+                         for (const auto& f : r.settings.probes) s << QString::fromStdString(f);
+                         return s.join(',');
+                     }()));
+    return current_;
+}
+
+QStringList DiagnosePanel::drafterNames(const DiagnoseResult& result) const {
+    const auto& ds = result.report.drafters;
+    QString paths[2];
+    for (std::size_t i = 0; i < ds.size(); ++i)
+        paths[i < result.which.size() ? result.which[i] & 1 : 0] = QString::fromStdString(ds[i].path);
+    QString a = QFileInfo(paths[0]).fileName(), b;
+    if (!paths[1].isEmpty()) std::tie(a, b) = draftscope::drafterNames(paths[0], paths[1]);
+    QStringList names;
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+        const int which = i < result.which.size() ? result.which[i] : 0;
+        names << (which == 0 ? tr("A: %1").arg(a) : tr("B: %1").arg(b));
+    }
+    return names;
+}
+
+void DiagnosePanel::showResult(const DiagnoseResultPtr& result) {
+    result_ = result;
+    const QStringList names = drafterNames(*result);
+    findings_->setReport(result->report, names);
+    table_->resizeColumnsToContents();
+    table_->setColumnWidth(DiagnosisFindingsModel::MessageColumn, std::min(table_->columnWidth(DiagnosisFindingsModel::MessageColumn), 380));
+    table_->resizeRowsToContents();
+    plot_->setData(probeTauData(result->report, result->which, names));
+    controls_->setExportEnabled(true);
+    QStringList summary;
+    for (std::size_t i = 0; i < result->report.drafters.size(); ++i) {
+        const auto& d = result->report.drafters[i];
+        int errors = 0, warnings = 0;
+        for (const auto& f : d.findings) {
+            errors += f.severity == Severity::Error;
+            warnings += f.severity == Severity::Warning;
+        }
+        summary << tr("%1: errors %2, warnings %3, %4").arg(names[static_cast<int>(i)]).arg(errors).arg(warnings)
+                       .arg(!d.loaded ? tr("did not load")
+                                      : d.promptTaus.empty() ? tr("probe tau %1").arg(d.probeTau, 0, 'f', 2)
+                                                             : tr("tau %1").arg(d.tau, 0, 'f', 2));
+    }
+    controls_->setStatus(tr("done: %1").arg(summary.join("; ")));
+    emit logLine(tr("diagnosis %1 done: %2").arg(result->requestId).arg(summary.join("; ")));
+}
+
+bool DiagnosePanel::showFindingAt(int row) {
+    if (row < 0 || row >= findings_->rowCount() || !result_) return false;
+    const FindingView view = viewForFinding(findings_->findingAt(row).id);
+    if (view == FindingView::None) return false;
+    const int d = findings_->drafterOf(row);
+    emit showFinding(view, static_cast<std::size_t>(d) < result_->which.size() ? result_->which[static_cast<std::size_t>(d)] : 0);
+    return true;
+}
+
+void DiagnosePanel::updateShowButton() {
+    const auto rows = table_->selectionModel()->selectedRows();
+    show_->setEnabled(!rows.isEmpty() && viewForFinding(findings_->findingAt(rows.first().row()).id) != FindingView::None);
+}
+
+QStringList DiagnosePanel::exportAll(const QString& dir, QString* error) {
+    plot_->setFigureTitle(figureTitle());
+    QStringList written = plot_->exportAll(dir, error);
+    if (error && !error->isEmpty()) return written;
+    FigureSet set(dir, error);
+    set.table(QStringLiteral("diagnose_findings"), findings_);
+    written += set.written();
+    if (!set.ok() || !result_) return written;
+    const QString report = QDir(dir).filePath(QStringLiteral("diagnose_report.json"));
+    try {  // the document draftscope-cli diagnose --json writes
+        writeFileAtomically(report.toStdString(),
+                            toJson(result_->report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+        written << report;
+    } catch (const std::exception& e) {
+        if (error) *error = QString::fromStdString(e.what());
+    }
+    return written;
+}
+
+}  // namespace draftscope

@@ -1,0 +1,66 @@
+#pragma once
+// The findings of a diagnosis (draftscope::diagnoseDrafters) as a table: every drafter's
+// findings, most severe first, and which view of the window shows what a finding is about.
+
+#include "draftscope/diagnosis.h"
+
+#include <QAbstractTableModel>
+#include <QStringList>
+
+#include <vector>
+
+namespace draftscope {
+
+/// The window view that shows what a finding is about.
+enum class FindingView {
+    None,          ///< no view shows it (configuration, acceptance numbers)
+    Masks,         ///< the Masks tab: block causality and sliding windows (convention-block-causal, convention-window)
+    HiddenStates,  ///< the hidden-state statistics of the tapped layers (convention-tap-offset)
+    BlockGrid,     ///< the block agreement grid: positions of the block (convention-position-offset)
+};
+
+/// The view for finding `id` (docs/DIAGNOSE.md "Findings"): convention-block-causal and
+/// convention-window -> Masks, convention-tap-offset -> HiddenStates,
+/// convention-position-offset -> BlockGrid, every other id -> None.
+FindingView viewForFinding(const std::string& id);
+
+/// "evidence name=value, ..." with values to 4 significant digits (as draftscope-cli diagnose prints them).
+QString evidenceText(const Finding& finding);
+
+/// Columns: severity, drafter, id, message, evidence. One row per finding of every drafter of
+/// the report; rows sorted by severity (error, warning, info), then by the drafter's rank,
+/// then in the order the backend raised them. The severity cell is coloured (red, amber,
+/// grey). Export (CSV/JSON) writes the same cells; the message and evidence tooltips hold
+/// the whole text.
+class DiagnosisFindingsModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { SeverityColumn, DrafterColumn, IdColumn, MessageColumn, EvidenceColumn, ColumnCount };
+
+    explicit DiagnosisFindingsModel(QObject* parent = nullptr);
+
+    /// Shows `report`'s findings; `drafterNames[i]` names report.drafters[i] in the drafter
+    /// column (e.g. "A: demo-drafter"; missing names fall back to "#rank path").
+    void setReport(const DiagnosisReport& report, const QStringList& drafterNames = {});
+    void clear();
+
+    /// The finding in row `row` (rows as shown, sorted) and the index into report.drafters of
+    /// its drafter. Throws std::out_of_range for a row outside the model.
+    const Finding& findingAt(int row) const;
+    int drafterOf(int row) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+private:
+    struct Row {
+        Finding finding;
+        int drafter = 0;
+        QString drafterName;
+    };
+    std::vector<Row> rows_;
+};
+
+}  // namespace draftscope

@@ -1,0 +1,70 @@
+#pragma once
+// The convention probes of a diagnosis (DrafterDiagnosis::conventionProbes) as one figure:
+// probe tau under every alternative convention, per drafter, with the 99% interval of the
+// gain over the declared convention and the declared convention's probe tau marked.
+
+#include "draftscope/diagnosis.h"
+#include "exportable_view.h"
+
+#include <QStringList>
+#include <QVector>
+#include <QWidget>
+
+class QCustomPlot;
+class QStandardItemModel;
+
+namespace draftscope {
+
+/// One drafter's points: per probed alternative, its category (index into
+/// ProbeTauData::categories), probe tau and the tau interval declaredTau + the paired
+/// bootstrap interval of the gain (ConventionProbe::difference, kConventionConfidence).
+struct ProbeTauSeries {
+    QString name;        ///< e.g. "A: demo-drafter"
+    int which = 0;       ///< 0 = drafter A, 1 = drafter B (its colour and marker)
+    double declaredTau = 0;  ///< probe tau under the declared convention (same anchors)
+    QVector<double> category, tau, lower, upper;
+    QVector<bool> finding;   ///< the alternative raised a finding
+};
+
+/// The plot's data: categories "family: alternative" in first-seen order over the drafters
+/// (the families' run order), and one series per drafter that probed any alternative.
+struct ProbeTauData {
+    QStringList categories;
+    std::vector<ProbeTauSeries> series;
+};
+
+/// Builds the data of `report`: drafter i is report.drafters[i], named `names[i]` and
+/// coloured as `which[i]` (0 = A, 1 = B; missing entries: i). Drafters without convention
+/// probes (not loaded, probes skipped) have no series.
+ProbeTauData probeTauData(const DiagnosisReport& report, const std::vector<int>& which, const QStringList& names);
+
+/// QCustomPlot with the alternatives on the vertical axis (labels read horizontally, first
+/// at the top) and probe tau on the horizontal one: a marker per drafter and alternative
+/// (A blue discs, B orange squares, side by side), a horizontal error bar for its 99%
+/// interval, a star on alternatives that raised a finding, and a dashed vertical line at
+/// each drafter's declared probe tau. The table (CSV/JSON) lists every point: drafter,
+/// family, alternative, declared tau, tau, gain and its interval, finding.
+class ProbeTauPlot : public QWidget, public ExportableView {
+    Q_OBJECT
+public:
+    explicit ProbeTauPlot(QWidget* parent = nullptr);
+    void setData(const ProbeTauData& data);
+    void clear();
+    const ProbeTauData& data() const { return data_; }
+    QCustomPlot* plot() const { return plot_; }
+    QStandardItemModel* table() const { return table_; }
+
+    QString exportName() const override { return QStringLiteral("diagnose_convention_probes"); }
+    QStringList exportAll(const QString& dir, QString* error) override;
+    /// Writes the figure at width x height (0: on-screen size), the legend fitted to it.
+    bool exportFigure(const QString& path, QString* error, int width, int height);
+
+private:
+    static constexpr int kLegendPerRow = 3;
+    void redraw();
+    QCustomPlot* plot_;
+    QStandardItemModel* table_;
+    ProbeTauData data_;
+};
+
+}  // namespace draftscope
