@@ -282,6 +282,10 @@ private slots:
         QVERIFY2(out.contains("anchor feature in context"), qPrintable(out));
         QVERIFY2(out.contains("cost: static 0 steps"), qPrintable(out));
         QVERIFY2(out.contains("; context-leak 17 steps"), qPrintable(out));  // anchors: 32 new tokens - 16 + 1
+        // Progress counts the prompt run, then the one convention family.
+        const auto progress = QString::fromUtf8(p.readAllStandardError());
+        QVERIFY2(progress.contains("diagnosing: 1/2 steps") && progress.contains("diagnosing: 2/2 steps"),
+                 qPrintable(progress));
         // An unknown family is refused by name before any model loads.
         QProcess bad;
         bad.start(DRAFTSCOPE_CLI, {"diagnose", "--target", QString::fromStdString(demoTarget()), "--drafter",

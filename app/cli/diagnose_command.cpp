@@ -96,8 +96,8 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     const auto report = diagnoseDrafters(
         engine, drafters, prompts, settings,
         [&](std::int64_t done, std::int64_t total) {
-            if (tty) std::cerr << "\rdiagnosing: " << done << "/" << total << " prompt runs" << std::flush;
-            else std::cerr << "diagnosing: " << done << "/" << total << " prompt runs\n";
+            if (tty) std::cerr << "\rdiagnosing: " << done << "/" << total << " steps (prompt runs, convention families)" << std::flush;
+            else std::cerr << "diagnosing: " << done << "/" << total << " steps (prompt runs, convention families)\n";
         },
         &cancel);
     if (tty) std::cerr << "\n";

@@ -115,8 +115,8 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
 
     connect(controller_, &AnalysisController::toolProgress, this,
             [this](quint64 id, qint64 done, qint64 total, const QString& stage) {
-                if (id == current_) controls_->setProgress(done, total, tr("%1: %2 of %3 prompt runs (each drafter's convention probes "
-                                                                     "follow its prompts)").arg(stage).arg(done).arg(total));
+                if (id == current_) controls_->setProgress(done, total, tr("%1: %2 of %3 steps (each drafter's prompt runs, then "
+                                                                     "its convention families)").arg(stage).arg(done).arg(total));
             });
     connect(controller_, &AnalysisController::diagnosisFinished, this, [this](const DiagnoseResultPtr& r) {
         if (r->requestId != current_) return;

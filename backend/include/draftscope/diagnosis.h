@@ -148,7 +148,8 @@ std::vector<DiagnosePrompt> defaultDiagnosePrompts();
 /// tokens), then, if it loads, the chain loop on every prompt and the teacher-forced probe
 /// for the label-shift, context-leak and repetition signatures. A drafter that fails to
 /// load gets an error finding "load-failed" with the loader's message; diagnosis goes on.
-/// Drafters are ranked by tau. `progress(done, total)` counts prompt-drafter pairs.
+/// Drafters are ranked by tau. `progress(done, total)` counts steps: per drafter, one per
+/// prompt run and one per convention family probed.
 /// Throws Error if no target is loaded or `prompts` is empty; Cancelled on `cancel`.
 /// Thresholds and their calibration: docs/DIAGNOSE.md.
 DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>& drafterPaths,

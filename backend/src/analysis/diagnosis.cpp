@@ -466,7 +466,11 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
     for (const auto& f : diagnoseProbeFamilies())  // in run order
         if (runs(f)) report.settings.probes.push_back(f);
     for (const auto& p : prompts) report.promptIds.push_back(p.id);
-    const std::int64_t total = static_cast<std::int64_t>(drafterPaths.size() * prompts.size());
+    // Progress steps: per drafter, one per prompt run and one per convention family.
+    const auto conventionFamilies =
+        static_cast<std::int64_t>(std::count_if(families.begin(), families.end(), isConventionFamily));
+    const std::int64_t stepsPerDrafter = static_cast<std::int64_t>(prompts.size()) + conventionFamilies;
+    const std::int64_t total = static_cast<std::int64_t>(drafterPaths.size()) * stepsPerDrafter;
     std::int64_t done = 0;
 
     for (const auto& path : drafterPaths) {
@@ -542,15 +546,20 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
             if (!plain.empty()) {
                 std::vector<Candidate> candidates;
                 for (const auto& f : families)
-                    if (isConventionFamily(f))
+                    if (isConventionFamily(f)) {
                         if (auto c = conventionFamily(engine, d, f, index, config, plain, declared, longestContext,
                                                       rs.loop, cancel))
                             candidates.push_back(std::move(*c));
+                        if (progress) progress(++done, total);
+                    }
                 raiseConventionFindings(engine, d, index, std::move(candidates), plain, rs.loop, cancel);
             }
             if (acceptance) patternChecks(d);
-        } else {
-            done += static_cast<std::int64_t>(prompts.size());
+        }
+        // Steps that did not run (a drafter that failed to load, no probe sequence) count as done.
+        const auto drafterNumber = static_cast<std::int64_t>(report.drafters.size()) + 1;
+        if (done < drafterNumber * stepsPerDrafter) {
+            done = drafterNumber * stepsPerDrafter;
             if (progress) progress(done, total);
         }
         report.drafters.push_back(std::move(d));
