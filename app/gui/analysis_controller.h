@@ -185,7 +185,7 @@ signals:
     /// Emitted for every cancelled analysis, superseded or not.
     void cancelled(quint64 requestId);
     void busyChanged(bool busy);
-    /// A tool's progress: diagnose counts prompt-drafter runs, the target comparison its
+    /// A tool's progress: diagnose counts its steps (diagnoseDrafters), the target comparison its
     /// steps (forward A, load B, forward B); `stage` names what runs.
     void toolProgress(quint64 requestId, qint64 done, qint64 total, const QString& stage);
     void diagnosisFinished(const draftscope::DiagnoseResultPtr& result);
