@@ -183,7 +183,7 @@ WeightLoader::WeightLoader(const std::string& dir) : dir_(dir) {
             checkJsonDepth(text.data(), text.data() + text.size(), index.string());
             j = nlohmann::json::parse(text);
         } catch (const nlohmann::json::exception& e) {
-            throw Error("'" + index.string() + "' is not valid JSON: " + e.what());
+            throw Error("'" + index.string() + "' is not valid JSON: " + escapeNonPrintable(e.what()));
         }
         if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
             throw Error("'" + index.string() + "': required object 'weight_map' is missing");
