@@ -33,13 +33,13 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
     // Every bad option fails before the models load.
     RunSettings runSettings = settings;
     loop.apply(runSettings);
+    const auto treeBudgets = budgets.budgets(runSettings.temperature);
     device.check();
     checkInputOption("--target", targetDir, PathKind::Directory);
     checkInputOption("--drafter", drafterDir, PathKind::FileOrDirectory);
     checkInputOption("--drafter-config", drafterConfig, PathKind::File);
     checkOutputOption("--json", jsonOut);
     const auto spec = prompt.spec();
-    const auto treeBudgets = budgets.budgets(runSettings.temperature);
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
     const auto target = engine.loadTarget(targetDir, device.load);

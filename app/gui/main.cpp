@@ -133,11 +133,16 @@ int main(int argc, char** argv) {
         load.device = models.device.toStdString();
         load.dtype = models.dtype.toStdString();
         validate(load);
+    } catch (const InvalidSetting& e) {
+        return optionError(e.renamed("--" + e.option()).what());
+    }
+    try {  // a missing file is bad input (exit 1), as a failed load
         if (cli.isSet(target)) validateInputPath("target", cli.value(target).toStdString(), PathKind::Directory);
         for (const QString& d : cli.values(drafter)) validateInputPath("drafter", d.toStdString(), PathKind::FileOrDirectory);
         if (cli.isSet(promptFile)) validateInputPath("prompt-file", cli.value(promptFile).toStdString(), PathKind::File);
     } catch (const InvalidSetting& e) {
-        return optionError(e.renamed("--" + e.option()).what());
+        optionError(e.renamed("--" + e.option()).what());
+        return 1;
     }
     QString promptText;
     if (cli.isSet(demo)) {

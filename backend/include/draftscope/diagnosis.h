@@ -86,7 +86,7 @@ struct DiagnoseSettings {
 };
 
 /// Tokens generated per prompt diagnose accepts (DiagnoseSettings::maxNewTokens).
-inline constexpr std::int64_t kDiagnoseMinNewTokens = 8;
+inline constexpr std::int64_t kDiagnoseMinNewTokens = 1;
 inline constexpr std::int64_t kDiagnoseMaxNewTokens = 4096;
 
 /// Checks `settings`: maxNewTokens in kDiagnoseMinNewTokens..kDiagnoseMaxNewTokens and the

@@ -93,7 +93,7 @@ void validateInputPath(const std::string& option, const std::string& path, PathK
     if (isDir && kind == PathKind::File) throw InvalidSetting(option, expected, quoted(path) + " (a directory)");
     if (isFile && kind == PathKind::Directory) throw InvalidSetting(option, expected, quoted(path) + " (a file)");
     if (!isDir && !isFile)
-        throw InvalidSetting(option, expected, quoted(path) + " (a FIFO, device or socket)");
+        throw InvalidSetting(option, expected, quoted(path) + " (not a regular file: a FIFO, device or socket)");
 }
 
 }  // namespace draftscope
