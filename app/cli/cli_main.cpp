@@ -2,7 +2,7 @@
 // results file, or dump a target forward. This file only registers the subcommands and
 // dispatches; each lives in its own <name>_command.cpp.
 // Exit codes: 0 success, 1 bad input or failed work (message on stderr), 2 usage error,
-// 130 interrupted (Ctrl-C).
+// 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
 #include "cli/compare_command.h"
 #include "cli/diagnose_command.h"
