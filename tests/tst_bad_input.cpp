@@ -333,7 +333,7 @@ private slots:
         Engine e;
         LoadOptions o;
         o.dtype = "float16";
-        QVERIFY(errorOf([&] { e.loadTarget(demoTarget(), o); }).contains("invalid dtype 'float16'"));
+        QCOMPARE(errorOf([&] { e.loadTarget(demoTarget(), o); }), QString("dtype: expected float32 or bfloat16, found 'float16'"));
     }
 
     void cancelledRun() {
@@ -403,10 +403,11 @@ private slots:
             {{"run", "--target", "/nonexistent", "--drafter", drafter, "--prompt", "x"}, "not found"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt", ""}, "no prompt given"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,x,3"}, "'x' is not an integer"},
-            {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "invalid device 'tpu'"},
+            {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "--device: expected cpu, cuda or cuda:N, found 'tpu'"},
             {{"run", "--target", drafter, "--drafter", drafter, "--prompt", "x"}, "drafter"},
             {{"run", "--target", target, "--drafter", target, "--prompt", "x"}, "not a DFlash drafter"},
-            {{"forward", "--model", target, "--prompt-file", "/nonexistent.txt", "--out", "/tmp/x.safetensors"}, "file not found"},
+            {{"forward", "--model", target, "--prompt-file", "/nonexistent.txt", "--out", "/tmp/x.safetensors"},
+             "--prompt-file: expected an existing file, found '/nonexistent.txt' (not found)"},
         };
         for (const auto& c : cases) {
             const auto r = cli(c.args);

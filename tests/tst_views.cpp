@@ -16,6 +16,7 @@
 #include <QTextBrowser>
 
 #include <cmath>
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardItemModel>
@@ -602,7 +603,68 @@ private slots:
         QVERIFY(err.contains("png, svg or pdf"));
         QVERIFY(!exportTable(grid.model(), dir.filePath("x.xls"), &err));
         QVERIFY(!exportTable(grid.model(), "/nonexistent-dir/x.csv", &err));
-        QVERIFY(err.contains("could not write"));
+        QCOMPARE(err, QString("cannot write '/nonexistent-dir/x.csv': directory '/nonexistent-dir' does not exist"));
+    }
+
+    // Figure and table exports follow the output-file policy (docs/RELIABILITY.md "Output
+    // files"): written through a temporary file, a symlink written through, a directory or
+    // device refused by name, a failed export leaving the old file and nothing else.
+    void exportsFollowTheOutputFilePolicy() {
+        QTemporaryDir dir;
+        StepSelection sel;
+        AcceptancePlots plots(&sel);
+        BlockAgreementView grid(&sel);
+        const auto run = handMadeRun();
+        plots.setRun(run);
+        grid.model()->setRun(run, piece);
+        plots.resize(600, 500);
+        QString err;
+        const auto names = [&] {
+            QStringList n = QDir(dir.path()).entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot);
+            n.sort();
+            return n;
+        };
+        // A symlink (here to a file in a subdirectory) is written through; the link stays.
+        QVERIFY(QDir(dir.path()).mkdir("real"));
+        QFile old(dir.filePath("real/rate.png"));
+        QVERIFY(old.open(QIODevice::WriteOnly) && old.write("old") == 3);
+        old.close();
+        QVERIFY(QFile::link("real/rate.png", dir.filePath("rate.png")));
+        QVERIFY2(exportPlot(plots.ratePlot(), dir.filePath("rate.png"), &err), qPrintable(err));
+        QVERIFY(QFileInfo(dir.filePath("rate.png")).isSymLink());
+        QVERIFY(!QImage(dir.filePath("real/rate.png")).isNull());
+        // A dangling symlink creates its target, for every writer (SVG, PDF, tables).
+        QVERIFY(QFile::link("made.svg", dir.filePath("link.svg")));
+        QVERIFY2(exportPlot(plots.ratePlot(), dir.filePath("link.svg"), &err), qPrintable(err));
+        QVERIFY(QFileInfo(dir.filePath("made.svg")).size() > 0 && QFileInfo(dir.filePath("link.svg")).isSymLink());
+        QVERIFY(QFile::link("made.pdf", dir.filePath("link.pdf")));
+        QVERIFY2(exportPlot(plots.ratePlot(), dir.filePath("link.pdf"), &err), qPrintable(err));
+        QVERIFY(QFileInfo(dir.filePath("made.pdf")).size() > 0);
+        QVERIFY(QFile::link("made.csv", dir.filePath("link.csv")));
+        QVERIFY2(exportTable(grid.model(), dir.filePath("link.csv"), &err), qPrintable(err));
+        QVERIFY(QFileInfo(dir.filePath("made.csv")).size() > 0);
+        const QStringList written = {"link.csv", "link.pdf", "link.svg", "made.csv", "made.pdf", "made.svg", "rate.png", "real"};
+        QCOMPARE(names(), written);  // no temporary file left
+        // A directory or a device at the path is refused by name and left as it is.
+        QVERIFY(QDir(dir.path()).mkdir("figure.png"));
+        QVERIFY(!exportPlot(plots.ratePlot(), dir.filePath("figure.png"), &err));
+        QCOMPARE(err, "refusing to write '" + dir.filePath("figure.png") +
+                          "': it is a directory, not a regular file; give a file name");
+        QVERIFY(QFileInfo(dir.filePath("figure.png")).isDir());
+        QVERIFY(QFile::link("/dev/null", dir.filePath("null.csv")) && QFile::link("/dev/null", dir.filePath("null.png")));
+        QVERIFY(!exportTable(grid.model(), dir.filePath("null.csv"), &err));
+        QCOMPARE(err, "refusing to write '" + dir.filePath("null.csv") +
+                          "' (the target of the symlink, '/dev/null'): it is a character device, not a regular file; "
+                          "give a file name");
+        QVERIFY(!exportPainted(QSize(10, 10), [](QPainter&) {}, dir.filePath("null.png"), &err));
+        QVERIFY(err.contains("it is a character device"));
+        // A failed render (an empty canvas cannot be saved) keeps the old file, and nothing else.
+        QVERIFY(!exportPainted(QSize(0, 0), [](QPainter&) {}, dir.filePath("rate.png"), &err));
+        QCOMPARE(err, "could not write '" + dir.filePath("rate.png") + "'");
+        QVERIFY(!QImage(dir.filePath("real/rate.png")).isNull());
+        QStringList after = written + QStringList{"figure.png", "null.csv", "null.png"};
+        after.sort();
+        QCOMPARE(names(), after);
     }
 };
 

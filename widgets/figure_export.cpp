@@ -1,5 +1,8 @@
 #include "figure_export.h"
 
+#include "draftscope/errors.h"
+#include "draftscope/file_io.h"
+
 #include <qcustomplot.h>
 
 #include <QAbstractItemModel>
@@ -14,7 +17,6 @@
 #include <QMessageBox>
 #include <QPainter>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextDocument>
 
@@ -34,10 +36,21 @@ bool fail(QString* error, const QString& message) {
     return false;
 }
 
-bool checkWritten(const QString& path, QString* error) {
-    const QFileInfo fi(path);
-    if (!fi.exists() || fi.size() == 0) return fail(error, QStringLiteral("could not write '%1'").arg(path));
-    return true;
+/// Writes one export file under the output-file policy (draftscope/file_io.h): `render`
+/// writes a temporary file beside `path` by name (Qt's image, SVG and PDF writers open it
+/// themselves) and returns false on failure; a non-empty result replaces `path` (a symlink's
+/// target), anything else leaves `path` untouched and no temporary file behind.
+bool writeAtomically(const QString& path, QString* error, const std::function<bool(const QString& temp)>& render) {
+    try {
+        AtomicOutputFile out(path.toStdString());
+        const QString temp = QString::fromStdString(out.tempPath());
+        if (!render(temp) || QFileInfo(temp).size() == 0)
+            return fail(error, QStringLiteral("could not write '%1'").arg(path));
+        out.commit();
+        return true;
+    } catch (const Error& e) {
+        return fail(error, QString::fromStdString(e.what()));
+    }
 }
 
 /// The value of a cell as exported: kExportRole if the model has it, else DisplayRole.
@@ -80,29 +93,24 @@ bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int widt
         return ok;
     }
     const QString fmt = suffixOf(path);
-    bool ok = false;
-    if (fmt == "png") {
-        ok = plot->savePng(path, width, height, 2.0);
-    } else if (fmt == "pdf") {
-        ok = plot->savePdf(path, width, height, QCP::epNoCosmetic, "draftscope");
-    } else if (fmt == "svg") {
+    if (!figureFormats().contains(fmt))
+        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
+    return writeAtomically(path, error, [&](const QString& file) {
+        if (fmt == "png") return plot->savePng(file, width, height, 2.0);
+        if (fmt == "pdf") return plot->savePdf(file, width, height, QCP::epNoCosmetic, "draftscope");
         const int w = width > 0 ? width : plot->width();
         const int h = height > 0 ? height : plot->height();
         QSvgGenerator gen;
-        gen.setFileName(path);
+        gen.setFileName(file);
         gen.setSize(QSize(w, h));
         gen.setViewBox(QRect(0, 0, w, h));
         gen.setTitle(plot->objectName());
         QCPPainter painter;
-        if (!painter.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        if (!painter.begin(&gen)) return false;
         plot->toPainter(&painter, w, h);
         painter.end();
-        ok = true;
-    } else {
-        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
-    }
-    if (!ok) return fail(error, QStringLiteral("could not write '%1'").arg(path));
-    return checkWritten(path, error);
+        return true;
+    });
 }
 
 bool exportPainted(const QSize& contentSize, const std::function<void(QPainter&)>& content, const QString& path,
@@ -125,37 +133,38 @@ bool exportPainted(const QSize& contentSize, const std::function<void(QPainter&)
         content(p);
     };
     const QString fmt = suffixOf(path);
-    if (fmt == "png") {
-        QImage image(size * 2, QImage::Format_ARGB32);
-        image.setDevicePixelRatio(2.0);
-        image.fill(Qt::white);
-        QPainter p(&image);
-        paint(p);
-        p.end();
-        if (!image.save(path, "PNG")) return fail(error, QStringLiteral("could not write '%1'").arg(path));
-    } else if (fmt == "svg") {
-        QSvgGenerator gen;
-        gen.setFileName(path);
-        gen.setSize(size);
-        gen.setViewBox(QRect(QPoint(0, 0), size));
-        QPainter p;
-        if (!p.begin(&gen)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
-        paint(p);
-        p.end();
-    } else if (fmt == "pdf") {
-        QPdfWriter pdf(path);
+    if (!figureFormats().contains(fmt))
+        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
+    return writeAtomically(path, error, [&](const QString& file) {
+        if (fmt == "png") {
+            QImage image(size * 2, QImage::Format_ARGB32);
+            image.setDevicePixelRatio(2.0);
+            image.fill(Qt::white);
+            QPainter p(&image);
+            paint(p);
+            p.end();
+            return image.save(file, "PNG");
+        }
+        if (fmt == "svg") {
+            QSvgGenerator gen;
+            gen.setFileName(file);
+            gen.setSize(size);
+            gen.setViewBox(QRect(QPoint(0, 0), size));
+            QPainter p;
+            if (!p.begin(&gen)) return false;
+            paint(p);
+            return p.end();
+        }
+        QPdfWriter pdf(file);
         pdf.setCreator("draftscope");
         pdf.setResolution(72);
         pdf.setPageSize(QPageSize(QSizeF(size), QPageSize::Point));
         pdf.setPageMargins(QMarginsF(0, 0, 0, 0));
         QPainter p;
-        if (!p.begin(&pdf)) return fail(error, QStringLiteral("cannot write '%1'").arg(path));
+        if (!p.begin(&pdf)) return false;
         paint(p);
-        p.end();
-    } else {
-        return fail(error, QStringLiteral("unknown figure format '%1' for '%2' (use png, svg or pdf)").arg(fmt, path));
-    }
-    return checkWritten(path, error);
+        return p.end();
+    });
 }
 
 bool exportWidget(QWidget* widget, const QString& path, QString* error, const QString& title) {
@@ -218,9 +227,11 @@ bool exportTable(const QAbstractItemModel* model, const QString& path, QString* 
     } else {
         return fail(error, QStringLiteral("unknown table format '%1' for '%2' (use csv or json)").arg(fmt, path));
     }
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
-        return fail(error, QStringLiteral("could not write '%1': %2").arg(path, f.errorString()));
+    try {
+        writeFileAtomically(path.toStdString(), bytes.toStdString());
+    } catch (const Error& e) {
+        return fail(error, QString::fromStdString(e.what()));
+    }
     return true;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Export of views and tables: every figure to PNG, SVG and PDF, every table to CSV and JSON.
+// Export of views and tables: every figure to PNG, SVG and PDF, every table to CSV and JSON,
+// each file written atomically (draftscope/file_io.h, docs/RELIABILITY.md "Output files").
 
 #include <QSize>
 #include <QtCore/qnamespace.h>
@@ -26,7 +27,10 @@ QStringList tableFormats();   // {"csv", "json"}
 /// Writes `plot` to `path`; the format follows the suffix (png, svg or pdf). SVG and PDF are
 /// vector output. width/height 0 keep the on-screen size. A non-empty `title` is drawn as
 /// a line above the plot (inside width x height). Returns false and sets *error (naming
-/// the path) on failure or an unknown suffix.
+/// the path) on failure or an unknown suffix. Every export here (figures and tables) is
+/// written atomically under the output-file policy of draftscope/file_io.h: a temporary file
+/// renamed over `path`, a symlink written through, a directory or device refused; a failed
+/// export leaves `path` as it was and no temporary file.
 bool exportPlot(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0,
                 const QString& title = {});
 

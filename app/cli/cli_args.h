@@ -1,10 +1,15 @@
 #pragma once
-// Options shared by draftscope-cli's subcommands: the prompt, the device, JSON output.
+// Options shared by draftscope-cli's subcommands: the prompt, the device, JSON output, and
+// how option values are checked: every numeric option through the backend's validators
+// (settings_validation.h), every path through validateInputPath / checkOutputPath, each
+// error re-thrown under the option's name ("--temperature: expected a finite number >= 0
+// (0 = greedy), found nan").
 
 #include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
+#include "draftscope/settings_validation.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -13,6 +18,34 @@
 #include <string>
 
 namespace draftscope::cli {
+
+/// Runs `check` (a backend validator); an InvalidSetting it throws is re-thrown with the
+/// option spelled as on the command line: "--" + its name + `suffix` (compare-targets'
+/// "--device-a" is "device" with suffix "-a").
+template <class F>
+void checkOptions(F&& check, const std::string& suffix = {}) {
+    try {
+        check();
+    } catch (const InvalidSetting& e) {
+        throw e.renamed("--" + e.option() + suffix);
+    }
+}
+
+/// Checks input path option `option` (e.g. "--target") when given (validateInputPath).
+inline void checkInputOption(const std::string& option, const std::string& path, PathKind kind) {
+    if (!path.empty()) validateInputPath(option, path, kind);
+}
+
+/// Checks output path option `option` (e.g. "--json") when given, before any work: the
+/// output-file policy (checkOutputPath); its Error is re-thrown prefixed "<option>: ".
+inline void checkOutputOption(const std::string& option, const std::string& path) {
+    if (path.empty()) return;
+    try {
+        checkOutputPath(path);
+    } catch (const Error& e) {
+        throw Error(option + ": " + e.what());
+    }
+}
 
 /// Prompt options shared by the subcommands.
 struct PromptArgs {
@@ -47,7 +80,12 @@ struct PromptArgs {
                 }
             }
         } else if (!file.empty()) {
-            p.text = readFileToString(file);
+            validateInputPath("--prompt-file", file, PathKind::File);
+            try {
+                p.text = readFileToString(file);
+            } catch (const Error& e) {
+                throw Error(std::string("--prompt-file: ") + e.what());
+            }
         } else if (!text.empty()) {
             p.text = text;
         } else {
@@ -58,12 +96,18 @@ struct PromptArgs {
     }
 };
 
+/// --device, --dtype, --threads, checked by validate(LoadOptions) (check(), before loading).
 struct DeviceArgs {
     LoadOptions load;
     void add(CLI::App& cmd) {
         cmd.add_option("--device", load.device, "cpu, cuda or cuda:N")->capture_default_str();
         cmd.add_option("--dtype", load.dtype, "float32 or bfloat16")->capture_default_str();
-        cmd.add_option("--threads", load.threads, "CPU threads (0 = all cores)")->capture_default_str()->check(CLI::Range(0, 1024));
+        cmd.add_option("--threads", load.threads, "CPU threads, 0.." + std::to_string(kMaxThreads) + " (0 = all cores)")
+            ->capture_default_str();
+    }
+    /// Throws InvalidSetting naming the option ("--device: expected cpu, cuda or cuda:N, found 'tpu'").
+    void check() const {
+        checkOptions([&] { validate(load); });
     }
 };
 
@@ -72,6 +116,7 @@ struct DeviceArgs {
 /// diagnose: registered, parsed and validated here only.
 struct LoopArgs {
     std::string loop = "current";
+    std::string seed = "0";  ///< parsed by parseSeed (CLI11 would wrap "-1" around to 2^64 - 1)
 
     /// Registers the options on `cmd`, binding them to `s` (which must outlive parsing).
     void add(CLI::App& cmd, RunSettings& s, bool recordTopK = true) {
@@ -88,20 +133,20 @@ struct LoopArgs {
             ->capture_default_str();
         cmd.add_option("--top-k", s.topK, "sampling: keep the K most probable tokens, target and drafter (0 = off)")
             ->capture_default_str();
-        cmd.add_option("--seed", s.seed, "seed of the sampler")->capture_default_str();
+        cmd.add_option("--seed", seed, "seed of the sampler, 0 to 2^64 - 1")->capture_default_str();
         if (recordTopK)
             cmd.add_option("--record-top-k", s.recordTopK, "draft top-k recorded per position")->capture_default_str();
     }
 
-    /// Sets s.loop from --loop and validates the sampling options; throws Error naming the
-    /// option (e.g. "--top-p must be in (0, 1] (1 = off), got 1.5").
+    /// Sets s.loop from --loop and s.seed from --seed (parseSeed) and validates all of `s`
+    /// (validate(RunSettings): --max-new too); throws InvalidSetting naming the option (e.g. "--top-p: expected a number in
+    /// (0, 1] (1 = off), found 1.5").
     void apply(RunSettings& s) const {
         s.loop = parseLoopRevision(loop);
-        try {
-            validateSampling(s);
-        } catch (const Error& e) {
-            throw Error(std::string("--") + e.what());
-        }
+        checkOptions([&] {
+            s.seed = parseSeed(seed);
+            validate(s);
+        });
     }
 };
 

@@ -2,7 +2,7 @@
 // results file, or dump a target forward. This file only registers the subcommands and
 // dispatches; each lives in its own <name>_command.cpp.
 // Exit codes: 0 success, 1 bad input or failed work (message on stderr), 2 usage error,
-// 130 interrupted (Ctrl-C).
+// 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).
 
 #include "cli/compare_command.h"
 #include "cli/diagnose_command.h"
@@ -11,6 +11,7 @@
 #include "cli/inspect_command.h"
 #include "cli/run_command.h"
 #include "draftscope/errors.h"
+#include "draftscope/file_io.h"
 #include "draftscope/version.h"
 
 #include <CLI/CLI.hpp>
@@ -27,9 +28,19 @@ namespace {
 
 std::atomic<bool> g_cancel{false};
 /// First Ctrl-C: stop after the current verify step, keeping what finished. Second: exit now
-/// (loading and prefill are not interruptible otherwise).
+/// (loading and prefill are not interruptible otherwise), removing any output file being
+/// written (no partial file remains).
 extern "C" void onSigint(int) {
-    if (g_cancel.exchange(true)) std::_Exit(130);
+    if (g_cancel.exchange(true)) {
+        removePendingOutputFiles();
+        std::_Exit(130);
+    }
+}
+
+/// SIGTERM: exit now, removing any output file being written.
+extern "C" void onSigterm(int) {
+    removePendingOutputFiles();
+    std::_Exit(143);
 }
 
 }  // namespace
@@ -61,6 +72,7 @@ int main(int argc, char** argv) {
         return code == 0 ? 0 : 2;
     }
     std::signal(SIGINT, onSigint);
+    std::signal(SIGTERM, onSigterm);
     try {
         if (*run.command) return run.run(g_cancel);
         if (*forward.command) return forward.run();
@@ -73,10 +85,10 @@ int main(int argc, char** argv) {
         std::cerr << "\ninterrupted\n";
         return 130;
     } catch (const Error& e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << escapeNonPrintable(e.what()) << "\n";
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << "error: internal failure: " << e.what() << "\n";
+        std::cerr << "error: internal failure: " << escapeNonPrintable(e.what()) << "\n";
         return 1;
     }
     return 2;

@@ -30,8 +30,7 @@ void CompareDraftersCommand::add(CLI::App& app) {
         ->required()->expected(2)->take_all();
     prompt.add(*command);
     command->add_option("--prompts", promptsFile, "JSONL prompt set (first turn of each entry)");
-    command->add_option("--max-new", settings.maxNewTokens, "tokens to generate per prompt")->capture_default_str()
-        ->check(CLI::Range(1, 1 << 20));
+    command->add_option("--max-new", settings.maxNewTokens, "tokens to generate per prompt")->capture_default_str();
     command->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
     loop.add(*command, settings);
     command->add_option("--json", jsonOut, "write both runs per prompt and the summary as JSON");
@@ -43,6 +42,11 @@ int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
     loop.apply(applied);
     if (drafters.size() != 2) throw Error("compare needs exactly two --drafter options (A and B), got " +
                                           std::to_string(drafters.size()));
+    device.check();
+    checkInputOption("--target", targetDir, PathKind::Directory);
+    for (const auto& d : drafters) checkInputOption("--drafter", d, PathKind::FileOrDirectory);
+    checkInputOption("--prompts", promptsFile, PathKind::File);
+    checkOutputOption("--json", jsonOut);
     std::vector<std::pair<std::string, PromptSpec>> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.emplace_back(e.id, promptSpecForTurn(e, 0, {}, true));
@@ -120,6 +124,11 @@ void CompareTargetsCommand::add(CLI::App& app) {
 }
 
 int CompareTargetsCommand::run() const {
+    checkOptions([&] { validate(loadA); }, "-a");
+    checkOptions([&] { validate(loadB); }, "-b");
+    checkInputOption("--target", targetA, PathKind::Directory);
+    checkInputOption("--target-b", targetB, PathKind::Directory);
+    checkOutputOption("--json", jsonOut);
     const auto spec = prompt.spec();
     const std::string dirB = targetB.empty() ? targetA : targetB;
     ForwardResult f[2];

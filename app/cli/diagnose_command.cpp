@@ -19,7 +19,7 @@ void DiagnoseCommand::add(CLI::App& app) {
         ->required()->take_all();
     prompt.add(*command);
     command->add_option("--prompts", promptsFile, "JSONL prompt set (first turn of each entry); default: built-in prompts");
-    command->add_option("--max-new", maxNew, "tokens generated per prompt")->capture_default_str()->check(CLI::Range(8, 4096));
+    command->add_option("--max-new", maxNew, "tokens generated per prompt")->capture_default_str();
     command->add_option("--json", jsonOut, "write the findings as JSON");
     command->add_option("--fail-on", failOn, "exit with 3 if a finding is at least this severe")
         ->check(CLI::IsMember({"none", "warning", "error"}))->capture_default_str();
@@ -76,6 +76,18 @@ void printCosts(const DrafterDiagnosis& d) {
 }  // namespace
 
 int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
+    // Every bad option fails before the target loads.
+    DiagnoseSettings settings;
+    settings.maxNewTokens = maxNew;
+    settings.sampling = sampling;
+    settings.probes = parseProbeFamilies(probes);
+    loop.apply(settings.sampling);
+    checkOptions([&] { validate(settings); });
+    device.check();
+    checkInputOption("--target", targetDir, PathKind::Directory);
+    for (const auto& d : drafters) checkInputOption("--drafter", d, PathKind::FileOrDirectory);
+    checkInputOption("--prompts", promptsFile, PathKind::File);
+    checkOutputOption("--json", jsonOut);
     std::vector<DiagnosePrompt> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.push_back({e.id, promptSpecForTurn(e, 0, {}, true)});
@@ -87,11 +99,6 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
     engine.loadTarget(targetDir, device.load);
-    DiagnoseSettings settings;
-    settings.maxNewTokens = maxNew;
-    settings.sampling = sampling;
-    settings.probes = parseProbeFamilies(probes);
-    loop.apply(settings.sampling);
     const bool tty = ::isatty(2);
     const auto report = diagnoseDrafters(
         engine, drafters, prompts, settings,

@@ -15,25 +15,13 @@
 
 namespace draftscope {
 
-namespace {
-
-/// Fails before hours of work if the output cannot be written there.
-void checkWritable(const std::string& path, const char* option) {
-    namespace fs = std::filesystem;
-    const fs::path p(path);
-    if (fs::is_directory(p)) throw Error(std::string(option) + " '" + path + "' is a directory, expected a file name");
-    const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    if (!fs::is_directory(dir)) throw Error(std::string(option) + " '" + path + "': directory '" + dir.string() + "' does not exist");
-    if (::access(dir.c_str(), W_OK) != 0) throw Error(std::string(option) + " '" + path + "': directory '" + dir.string() + "' is not writable");
-}
-
-}  // namespace
-
 int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
-    // Bad input fails before the models load.
+    // Bad input fails before the models load: the prompt set, then the paths.
     const auto entries = loadPromptSetFile(args.promptsPath);
-    checkWritable(args.outPath, "--out");
-    if (!args.jsonOut.empty()) checkWritable(args.jsonOut, "--json");
+    cli::checkOutputOption("--out", args.outPath);
+    cli::checkOutputOption("--json", args.jsonOut);
+    cli::checkInputOption("--target", args.targetDir, PathKind::Directory);
+    for (const auto& d : args.drafterDirs) cli::checkInputOption("--drafter", d, PathKind::FileOrDirectory);
     const std::size_t items = plannedItems(entries, args.settings);
 
     Engine engine;
@@ -110,7 +98,7 @@ void EvalCommand::add(CLI::App& app) {
     eval->add_option("--out", args.outPath, "results file to write (e.g. results.dsresults)")->required();
     eval->add_option("--json", args.jsonOut, "also write a JSON summary (macro_tau, per-prompt tau, rates, histogram)");
     eval->add_option("--max-new", args.settings.run.maxNewTokens, "tokens to generate per prompt")
-        ->capture_default_str()->check(CLI::Range(1, 1 << 24));
+        ->capture_default_str();
     eval->add_option("--limit", args.settings.limit, "use only the first N lines of the prompt set (0 = all)")
         ->capture_default_str()->check(CLI::NonNegativeNumber);
     budgets.add(*eval);
@@ -133,6 +121,8 @@ int EvalCommand::run(const std::atomic<bool>& cancel) const {
     a.settings.thinking = !noThinking;
     a.settings.device = device.load.device;
     a.settings.dtype = device.load.dtype;
+    device.check();
+    checkInputOption("--prompts", a.promptsPath, PathKind::File);
     return evalCommand(a, &cancel);
 }
 

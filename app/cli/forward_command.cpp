@@ -15,6 +15,9 @@ void ForwardCommand::add(CLI::App& app) {
 }
 
 int ForwardCommand::run() const {
+    device.check();
+    checkInputOption("--model", modelDir, PathKind::Directory);
+    checkOutputOption("--out", outPath);
     const auto spec = prompt.spec();
     Engine engine;
     engine.loadTarget(modelDir, device.load);

@@ -20,7 +20,7 @@ void RunCommand::add(CLI::App& app) {
     run->add_option("--drafter", drafterDir, "DFlash drafter directory or .pt training checkpoint")->required();
     run->add_option("--drafter-config", drafterConfig, "config.json of a .pt drafter (default: the one beside it)");
     prompt.add(*run);
-    run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str()->check(CLI::Range(1, 1 << 24));
+    run->add_option("--max-new", settings.maxNewTokens, "tokens to generate")->capture_default_str();
     run->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
     loop.add(*run, settings);
     budgets.add(*run);
@@ -30,10 +30,16 @@ void RunCommand::add(CLI::App& app) {
 }
 
 int RunCommand::run(const std::atomic<bool>& cancel) const {
+    // Every bad option fails before the models load.
     RunSettings runSettings = settings;
     loop.apply(runSettings);
-    const auto spec = prompt.spec();  // bad prompt or budget arguments fail before the models load
     const auto treeBudgets = budgets.budgets(runSettings.temperature);
+    device.check();
+    checkInputOption("--target", targetDir, PathKind::Directory);
+    checkInputOption("--drafter", drafterDir, PathKind::FileOrDirectory);
+    checkInputOption("--drafter-config", drafterConfig, PathKind::File);
+    checkOutputOption("--json", jsonOut);
+    const auto spec = prompt.spec();
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
     const auto target = engine.loadTarget(targetDir, device.load);

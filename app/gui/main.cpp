@@ -16,6 +16,8 @@
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
+#include "draftscope/file_io.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/version.h"
 
 #include <QApplication>
@@ -24,11 +26,26 @@
 #include <QFile>
 #include <QTimer>
 
+#include <csignal>
 #include <cstdio>
 
 using namespace draftscope;
 
 namespace {
+
+/// SIGINT/SIGTERM: remove any export being written (no partial file remains), then end as
+/// the signal would.
+extern "C" void onTerminatingSignal(int sig) {
+    removePendingOutputFiles();
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+/// Prints a bad option's message ("error: --max-new: expected ..."); returns the usage exit code.
+int optionError(const std::string& message) {
+    std::fprintf(stderr, "error: %s\n", escapeNonPrintable(message).c_str());
+    return 2;
+}
 
 /// resources/ next to the source tree when run from a build, or the installed data dir.
 QString resourcesDir() {
@@ -51,6 +68,8 @@ int main(int argc, char** argv) {
         qputenv("QT_QPA_PLATFORM", "offscreen");
 
     QApplication app(argc, argv);
+    std::signal(SIGINT, onTerminatingSignal);
+    std::signal(SIGTERM, onTerminatingSignal);
     QApplication::setApplicationName("draftscope");
     QApplication::setOrganizationName("draftscope");
     QApplication::setApplicationVersion(DRAFTSCOPE_VERSION);
@@ -97,10 +116,34 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    // Option values go through the backend's validators, as the CLI's (settings_validation.h).
     const QString res = resourcesDir();
     ModelRequest models;
     models.device = cli.value(device);
     models.dtype = cli.value(dtype);
+    bool okMax = false;
+    const int maxNewTokens = cli.value(maxNew).toInt(&okMax);
+    try {
+        RunSettings settings;
+        settings.maxNewTokens = maxNewTokens;
+        if (!okMax) throw InvalidSetting("max-new", "an integer >= 1 (tokens to generate)",
+                                         "'" + cli.value(maxNew).toStdString() + "'");
+        validate(settings);
+        LoadOptions load;
+        load.device = models.device.toStdString();
+        load.dtype = models.dtype.toStdString();
+        validate(load);
+    } catch (const InvalidSetting& e) {
+        return optionError(e.renamed("--" + e.option()).what());
+    }
+    try {  // a missing file is bad input (exit 1), as a failed load
+        if (cli.isSet(target)) validateInputPath("target", cli.value(target).toStdString(), PathKind::Directory);
+        for (const QString& d : cli.values(drafter)) validateInputPath("drafter", d.toStdString(), PathKind::FileOrDirectory);
+        if (cli.isSet(promptFile)) validateInputPath("prompt-file", cli.value(promptFile).toStdString(), PathKind::File);
+    } catch (const InvalidSetting& e) {
+        optionError(e.renamed("--" + e.option()).what());
+        return 1;
+    }
     QString promptText;
     if (cli.isSet(demo)) {
         if (res.isEmpty()) {
@@ -122,18 +165,12 @@ int main(int argc, char** argv) {
     if (drafters.size() == 2) models.drafterBDir = drafters[1];
     if (cli.isSet(prompt)) promptText = cli.value(prompt);
     if (cli.isSet(promptFile)) {
-        QFile f(cli.value(promptFile));
-        if (!f.open(QIODevice::ReadOnly)) {
-            std::fprintf(stderr, "error: cannot read prompt file '%s'\n", qPrintable(cli.value(promptFile)));
+        try {
+            promptText = QString::fromStdString(readFileToString(cli.value(promptFile).toStdString()));
+        } catch (const Error& e) {
+            std::fprintf(stderr, "error: --prompt-file: %s\n", escapeNonPrintable(e.what()).c_str());
             return 1;
         }
-        promptText = QString::fromUtf8(f.readAll());
-    }
-    bool okMax = false;
-    const int maxNewTokens = cli.value(maxNew).toInt(&okMax);
-    if (!okMax || maxNewTokens < 1) {
-        std::fprintf(stderr, "error: --max-new must be a positive integer\n");
-        return 2;
     }
 
     std::vector<int> budgets;

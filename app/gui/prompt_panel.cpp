@@ -22,6 +22,7 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <limits>
 
 namespace draftscope {
 
@@ -61,7 +62,9 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     thinking_->setEnabled(false);
     connect(chat_, &QCheckBox::toggled, thinking_, &QCheckBox::setEnabled);
     maxNew_ = new QSpinBox(this);
-    maxNew_->setRange(1, 32768);
+    // Any count --max-new accepts (validate(RunSettings)): the target's max_position_embeddings
+    // bounds it when the run starts, so a larger command-line value is never clamped here.
+    maxNew_->setRange(1, std::numeric_limits<int>::max());
     maxNew_->setValue(96);
     ignoreEos_ = new QCheckBox(tr("Ignore EOS"), this);
     ignoreEos_->setChecked(true);

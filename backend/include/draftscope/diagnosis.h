@@ -94,6 +94,16 @@ struct DiagnoseSettings {
     std::vector<std::string> probes;
 };
 
+/// Tokens generated per prompt diagnose accepts (DiagnoseSettings::maxNewTokens).
+inline constexpr std::int64_t kDiagnoseMinNewTokens = 1;
+inline constexpr std::int64_t kDiagnoseMaxNewTokens = 4096;
+
+/// Checks `settings`: maxNewTokens in kDiagnoseMinNewTokens..kDiagnoseMaxNewTokens and the
+/// sampling options (validate(RunSettings), settings_validation.h), throwing InvalidSetting
+/// naming the option ("max-new", "temperature", ...); the probe family names (Error from
+/// parseProbeFamilies).
+void validate(const DiagnoseSettings& settings);
+
 /// The probe families of diagnose, in the order they run: "static" (config checks),
 /// "acceptance" (chain loop, declared probe, repetition), "context-leak", "label-shift",
 /// "block-causal", "position-offset", "tap-offset", "window".

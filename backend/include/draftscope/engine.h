@@ -58,7 +58,8 @@ public:
     Engine& operator=(const Engine&) = delete;
 
     /// Loads a target from an HF checkpoint directory (config.json + safetensors, optional
-    /// tokenizer.json). Replaces the current target and unloads all drafters.
+    /// tokenizer.json). Replaces the current target and unloads all drafters. Throws
+    /// InvalidSetting for bad `options` (validate(LoadOptions)) before anything loads.
     ModelSummary loadTarget(const std::string& dir, const LoadOptions& options = {});
     /// Loads a DFlash drafter for the current target and appends it; its index is
     /// drafterCount() - 1. `path` is a checkpoint directory (config.json + safetensors) or
@@ -89,16 +90,16 @@ public:
     /// by default, docs/ENGINE.md "Verification loop") with drafter settings.drafter, whose
     /// rotary numerics follow the same revision (LoopRevision).
     /// `progress` is called after every verify step; `cancel` is polled between steps and
-    /// makes the call throw Cancelled. Throws Error for invalid sampling options
-    /// (validateSampling).
+    /// makes the call throw Cancelled. Throws InvalidSetting for invalid settings
+    /// (validate(RunSettings), settings_validation.h).
     RunResult run(const PromptSpec& prompt, const RunSettings& settings,
                   const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// Runs the greedy DDTree loop (DFLASH.md section 5) with `budget` tree nodes per step,
     /// using settings.drafter, maxNewTokens and ignoreEos (temperature must be 0);
     /// settings.loop selects the drafter's rotary numerics only (the tree loop has one
     /// revision). On hybrid targets the Gated DeltaNet state follows each tree path
-    /// (docs/ENGINE.md). Throws Error for temperature > 0 or a negative budget (budget 0
-    /// verifies the anchor alone).
+    /// (docs/ENGINE.md). Throws InvalidSetting for invalid settings (validate(RunSettings)),
+    /// Error for temperature > 0 or a negative budget (budget 0 verifies the anchor alone).
     TreeRunResult runTree(const PromptSpec& prompt, const RunSettings& settings, int budget,
                           const ProgressFn& progress = {}, const std::atomic<bool>* cancel = nullptr);
     /// The DDTree of one drafter call after prefilling the prompt (the call of draftBlock).

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace draftscope {
 
@@ -19,5 +20,14 @@ class Cancelled : public Error {
 public:
     Cancelled() : Error("cancelled by the user") {}
 };
+
+/// `bytes` (text read from a file, a library's message quoting it) made safe to show in a
+/// message: valid UTF-8 and nothing that moves the cursor or rings. Printable ASCII and valid
+/// UTF-8 sequences of printable characters are kept; tab, newline and carriage return become
+/// \t, \n, \r; every other byte (C0/C1 controls, DEL, invisible format characters such as
+/// bidi overrides and zero-width spaces, bytes of invalid UTF-8) becomes \xNN (lower-case
+/// hex). Idempotent: escaping an escaped text changes nothing. Every message that quotes file
+/// content (e.g. nlohmann::json's "last read: '...'") goes through it.
+std::string escapeNonPrintable(std::string_view bytes);
 
 }  // namespace draftscope

@@ -65,17 +65,6 @@ struct RunSettings {
     int drafter = 0;                 ///< index of the loaded drafter to use
 };
 
-/// Checks the sampling options of `s`: temperature finite and >= 0, top-p in (0, 1], top-k
-/// >= 0, recorded top-k >= 1. Throws Error naming the option and the value found.
-inline void validateSampling(const RunSettings& s) {
-    if (!std::isfinite(s.temperature) || s.temperature < 0)
-        throw Error("temperature must be a finite number >= 0 (0 = greedy), got " + std::to_string(s.temperature));
-    if (!(s.topP > 0 && s.topP <= 1))
-        throw Error("top-p must be in (0, 1] (1 = off), got " + std::to_string(s.topP));
-    if (s.topK < 0) throw Error("top-k must be >= 0 (0 = off), got " + std::to_string(s.topK));
-    if (s.recordTopK < 1) throw Error("record-top-k must be >= 1, got " + std::to_string(s.recordTopK));
-}
-
 /// One verify step of the DFlash loop. Block position j (0..B-1) is absolute position
 /// start + j; position 0 holds the anchor, positions 1..B-1 the drafted tokens. The current
 /// loop clips the last block to the tokens still to produce (verify = min(B, P + max_new -

@@ -7,6 +7,7 @@
 #include "draftscope/masks.h"
 #include "draftscope/model_config.h"
 #include "draftscope/safetensors.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/tokenizer.h"
 
 #include <algorithm>
@@ -440,13 +441,23 @@ void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std
 
 }  // namespace
 
+void validate(const DiagnoseSettings& settings) {
+    if (settings.maxNewTokens < kDiagnoseMinNewTokens || settings.maxNewTokens > kDiagnoseMaxNewTokens)
+        throw InvalidSetting("max-new",
+                             "an integer from " + std::to_string(kDiagnoseMinNewTokens) + " to " +
+                                 std::to_string(kDiagnoseMaxNewTokens) + " (tokens generated per prompt)",
+                             std::to_string(settings.maxNewTokens));
+    validate(settings.sampling);
+    for (const auto& f : settings.probes) parseProbeFamilies(f);
+}
+
 DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>& drafterPaths,
                                  const std::vector<DiagnosePrompt>& prompts, const DiagnoseSettings& settings,
                                  const ProgressFn& progress, const std::atomic<bool>* cancel) {
     if (!engine.hasTarget()) throw Error("diagnose: load a target first");
     if (prompts.empty()) throw Error("diagnose: no prompts");
     if (drafterPaths.empty()) throw Error("diagnose: no drafters");
-    validateSampling(settings.sampling);
+    validate(settings);
     std::vector<std::string> families;
     for (const auto& f : settings.probes) {
         const auto one = parseProbeFamilies(f);  // validates the name

@@ -3,6 +3,7 @@
 #include "draftscope/analysis.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/sha256.h"
 #include "draftscope/tokenizer.h"
 
@@ -59,7 +60,7 @@ ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& ent
                           const EvalCallbacks& cb, const std::atomic<bool>* cancel) {
     if (!engine.hasTarget() || engine.drafterCount() == 0)
         throw Error("an evaluation needs a loaded target and at least one drafter");
-    validateSampling(settings.run);
+    validate(settings.run);
     validateTreeBudgets(settings.ddtreeBudgets, settings.run.temperature);  // before any work
     const auto& target = engine.targetSummary();
 

@@ -33,7 +33,7 @@ json readConfigJson(const std::string& dir, std::string& pathOut) {
         if (!j.is_object()) throw Error("'" + pathOut + "' is not a JSON object");
         return j;
     } catch (const json::exception& e) {
-        throw Error("'" + pathOut + "' is not valid JSON: " + e.what());
+        throw Error("'" + pathOut + "' is not valid JSON: " + escapeNonPrintable(e.what()));
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/torch_compat.h"
 #include "draftscope/errors.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/speculative_sampling.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -90,8 +91,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const std::int64_t B = drafter.blockSize();
     const std::int64_t maxNew = settings.maxNewTokens;
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
-    if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
-    validateSampling(settings);
+    validate(settings);
     if (P + B > tc.maxPositions || maxNew > tc.maxPositions - P - B)  // written to avoid overflow
         throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
                     " new tokens + one block of " + std::to_string(B) + " exceeds the target's "

@@ -22,7 +22,7 @@ namespace draftscope {
 /// drafts stay argmax and acceptance is exact match (as its reference). Sampling runs on
 /// the CPU with a generator seeded by settings.seed (reproducible across devices).
 /// Throws Cancelled if *cancel becomes true between steps; Error on invalid input or
-/// settings (validateSampling).
+/// settings (validate(RunSettings), settings_validation.h).
 RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                     const std::vector<std::int64_t>& promptIds, const RunSettings& settings,
                     const StopTokens& stops, const ProgressFn& progress,

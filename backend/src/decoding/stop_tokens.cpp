@@ -37,7 +37,7 @@ std::vector<std::int64_t> targetStopTokenIds(const std::string& targetDir, const
             const auto j = nlohmann::json::parse(text);
             if (j.is_object() && j.contains("eos_token_id")) addIds(stops, j["eos_token_id"]);
         } catch (const nlohmann::json::exception& e) {
-            throw Error("'" + gen.string() + "' is not valid JSON: " + e.what());
+            throw Error("'" + gen.string() + "' is not valid JSON: " + escapeNonPrintable(e.what()));
         }
     }
     if (tokenizerEosId) addIds(stops, *tokenizerEosId);

@@ -9,6 +9,7 @@
 #include "draftscope/chat_template.h"
 #include "draftscope/errors.h"
 #include "draftscope/model_config.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/stop_tokens.h"
 #include "draftscope/tokenizer.h"
 #include "models/dflash_drafter.h"
@@ -60,6 +61,7 @@ Engine::~Engine() = default;
 ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& options) {
     return guarded("loading the target", [&]() {
         c10::InferenceMode guard;
+        validate(options);
         const auto device = compat::parseDevice(options.device);
         const auto dtype = compat::parseDtype(options.dtype);
         compat::configureThreads(options.threads);
@@ -211,6 +213,7 @@ TreeRunResult Engine::runTree(const PromptSpec& prompt, const RunSettings& setti
                               const ProgressFn& progress, const std::atomic<bool>* cancel) {
     return guarded("the DDTree run", [&]() {
         c10::InferenceMode guard;
+        validate(settings);
         const auto& drafter = d_->requireDrafter(settings.drafter);
         if (settings.temperature != 0.0)
             throw Error("DDTree runs are greedy here; got temperature " + std::to_string(settings.temperature));

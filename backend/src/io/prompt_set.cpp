@@ -61,7 +61,7 @@ std::vector<PromptSetEntry> parsePromptSet(const std::string& jsonl, const std::
         try {
             o = json::parse(line);
         } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-            fail(std::string("invalid JSON (") + e.what() + ")");
+            fail("invalid JSON (" + escapeNonPrintable(e.what()) + ")");
         }
         if (!o.is_object()) fail(std::string("expected a JSON object, found ") + typeName(o));
         PromptSetEntry e;

@@ -485,7 +485,7 @@ ResultsFile readResultsFile(const std::string& path) {
     try {
         doc = json::parse(text);
     } catch (const json::exception& e) {
-        throw Error(where + " is damaged: its '" + kResultsMetadataKey + "' metadata is not valid JSON (" + e.what() + ")");
+        throw Error(where + " is damaged: its '" + kResultsMetadataKey + "' metadata is not valid JSON (" + escapeNonPrintable(e.what()) + ")");
     }
     if (!doc.is_object() || doc.value("format", std::string()) != kResultsMetadataKey)
         throw Error("not a draftscope results file: the '" + std::string(kResultsMetadataKey) + "' metadata in '" + path +
@@ -504,7 +504,7 @@ ResultsFile readResultsFile(const std::string& path) {
     } catch (const Error& e) {
         throw Error(where + " is damaged: " + e.what());
     } catch (const json::exception& e) {
-        throw Error(where + " is damaged: " + e.what());
+        throw Error(where + " is damaged: " + escapeNonPrintable(e.what()));
     }
 }
 

@@ -154,7 +154,7 @@ std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& 
         checkJsonDepth(headerBegin, headerBegin + headerLen, path + " (header)", 64);
         header = nlohmann::json::parse(headerBegin, headerBegin + headerLen);
     } catch (const nlohmann::json::exception& e) {
-        fail(path, std::string("header is not valid JSON (") + e.what() + ")");
+        fail(path, "header is not valid JSON (" + escapeNonPrintable(e.what()) + ")");
     }
     if (!header.is_object()) fail(path, "header is not a JSON object");
 

@@ -112,18 +112,10 @@ std::string Tokenizer::tokenPiece(std::int64_t id) const {
     const std::string& bytes = m.idBytes[static_cast<std::size_t>(id)];
     std::string out;
     const auto* s = ubytes(bytes);
-    static const char* hex = "0123456789abcdef";
     for (std::size_t i = 0; i < bytes.size();) {
         const Utf8Step st = utf8Next(s, bytes.size(), i);
-        if (st.valid) {
-            out.append(bytes, i, st.len);
-        } else {
-            for (std::size_t k = 0; k < st.len; ++k) {
-                out += "\\x";
-                out += hex[s[i + k] >> 4];
-                out += hex[s[i + k] & 15];
-            }
-        }
+        if (st.valid) out.append(bytes, i, st.len);
+        else appendHexEscapes(out, std::string_view(bytes).substr(i, st.len));
         i += st.len;
     }
     return out;

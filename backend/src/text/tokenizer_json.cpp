@@ -11,7 +11,7 @@ json readJsonFile(const std::string& path) {
     try {
         return json::parse(text);
     } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
-        throw Error("'" + path + "' is not valid JSON: " + e.what());
+        throw Error("'" + path + "' is not valid JSON: " + escapeNonPrintable(e.what()));
     }
 }
 
@@ -138,7 +138,7 @@ public:
         return true;
     }
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& ex) override {
-        syntaxError = ex.what();
+        syntaxError = escapeNonPrintable(ex.what());
         return false;
     }
 

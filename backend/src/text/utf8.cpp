@@ -25,6 +25,15 @@ void appendUtf8(std::string& out, char32_t cp) {
     }
 }
 
+void appendHexEscapes(std::string& out, std::string_view bytes) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (const unsigned char b : bytes) {
+        out += "\\x";
+        out += kHex[b >> 4];
+        out += kHex[b & 15];
+    }
+}
+
 std::string utf8Lossy(std::string_view bytes) {
     std::string out;
     out.reserve(bytes.size());

@@ -58,6 +58,10 @@ inline const unsigned char* ubytes(std::string_view s) {
 /// Appends the UTF-8 encoding of `cp` to `out`.
 void appendUtf8(std::string& out, char32_t cp);
 
+/// Appends each byte of `bytes` as a `\xNN` escape (lower-case hex): how a token piece and a
+/// message show bytes that are not printable UTF-8.
+void appendHexEscapes(std::string& out, std::string_view bytes);
+
 /// from_utf8_lossy: each maximal invalid subpart becomes U+FFFD.
 std::string utf8Lossy(std::string_view bytes);
 
