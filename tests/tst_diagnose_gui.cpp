@@ -415,7 +415,7 @@ private slots:
         QSignalSpy done(&c, &AnalysisController::targetLoadsCompared);
         TargetLoadsRequest r;
         r.prompt = idsPrompt({1, 5, 9, 200, 31, 7});
-        r.targetBDir = QString::fromStdString(dataPath("models/qwen3_5-tiny-vlm"));
+        r.targetBDir = QString::fromStdString(unpackedDataPath("models/qwen3_5-tiny-vlm"));
         c.compareTargetLoads(r);
         QVERIFY(waitForSignal(done, 60000));
         const auto res = done.first().first().value<TargetLoadsResultPtr>();
