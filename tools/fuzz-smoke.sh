@@ -10,7 +10,8 @@
 #            prompt_set pt_pickle pt_archive (default: all)
 # Environment: JOBS (build jobs, default nproc), FUZZ_SEED (libFuzzer -seed, default 1),
 #   FUZZ_KEEP_CORPUS=1 (grow build-fuzz/corpus/<target> across runs instead of starting
-#   fresh: for long runs), FUZZ_ARGS (extra libFuzzer flags, e.g. -jobs=2).
+#   fresh: for long runs), FUZZ_ARGS (extra libFuzzer flags, e.g. -jobs=2), FUZZ_PARALLEL=N
+#   (run N targets at once; default 1).
 # The long run (1 hour per target) is documented in docs/RELIABILITY.md "Fuzzing".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,20 +31,22 @@ cmake --build build-fuzz -j"$jobs" --target "${targets[@]/#/fuzz_}"
 echo "fuzz-smoke: built ${#targets[@]} targets in $(( $(date +%s) - start )) s"
 python3 tests/fuzz/make_seeds.py build-fuzz/seeds >/dev/null
 
-failed=()
-for t in "${targets[@]}"; do
-  corpus="build-fuzz/corpus/$t"
+# Runs one target; prints its summary line and leaves its exit status in build-fuzz/fuzz_<t>.rc.
+run_target() {
+  local t="$1"
+  local corpus="build-fuzz/corpus/$t"
   [[ "${FUZZ_KEEP_CORPUS:-0}" == 1 ]] || rm -rf "$corpus"
   mkdir -p "$corpus" "build-fuzz/artifacts/$t"
-  dict="tests/fuzz/dict/$t.dict"
+  local dict="tests/fuzz/dict/$t.dict"
   [[ $t == pt_archive ]] && dict="tests/fuzz/dict/pt_pickle.dict"
-  dictArg=()
+  local dictArg=()
   [[ -f $dict ]] && dictArg=(-dict="$dict")
   # libtorch (not instrumented) keeps process-lifetime allocations that LeakSanitizer would
   # report; the torch-free targets are checked for leaks (docs/RELIABILITY.md "Sanitizers").
-  leaks=1
+  local leaks=1
   [[ $t == pt_* ]] && leaks=0
-  log="build-fuzz/fuzz_$t.log"
+  local log="build-fuzz/fuzz_$t.log"
+  local rc
   set +e
   ASAN_OPTIONS="detect_leaks=$leaks:strict_string_checks=1:check_initialization_order=1:suppressions=$root/tools/sanitizers/asan.supp" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tools/sanitizers/ubsan.supp" \
@@ -52,13 +55,29 @@ for t in "${targets[@]}"; do
       "$corpus" "build-fuzz/seeds/$t" >"$log" 2>&1
   rc=$?
   set -e
+  echo "$rc" >"build-fuzz/fuzz_$t.rc"
+  local stats execs
   stats=$(grep -E '^#[0-9]+.*(DONE|INITED)' "$log" | tail -1 || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
   echo "fuzz-smoke: $t: exit $rc, $execs runs; ${stats:-no stats}"
-  if [[ $rc -ne 0 ]]; then
-    failed+=("$t")
-    tail -n 60 "$log"
+  [[ $rc -eq 0 ]] || tail -n 60 "$log"
+}
+
+# FUZZ_PARALLEL=N runs up to N targets at once (the long run: every target gets its hours of
+# wall-clock time in one sitting); the default runs them one after the other.
+parallel="${FUZZ_PARALLEL:-1}"
+for t in "${targets[@]}"; do
+  if [[ $parallel -le 1 ]]; then
+    run_target "$t"
+  else
+    while [[ $(jobs -rp | wc -l) -ge $parallel ]]; do wait -n || true; done
+    run_target "$t" &
   fi
+done
+wait
+failed=()
+for t in "${targets[@]}"; do
+  [[ "$(cat "build-fuzz/fuzz_$t.rc" 2>/dev/null)" == 0 ]] || failed+=("$t")
 done
 echo "fuzz-smoke: done in $(( $(date +%s) - start )) s"
 if [[ ${#failed[@]} -gt 0 ]]; then
