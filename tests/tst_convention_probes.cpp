@@ -102,6 +102,59 @@ private slots:
         QCOMPARE(slotMatchRates({p, shifted}, 0), (std::vector<double>{0.25, 0.5, 0.25}));
     }
 
+    void expectedAcceptanceFromProbabilities() {
+        auto p = probe({10, 11, 12, 13, 14, 15}, {1, 2}, {{12, 13, 14}, {13, 14, 15}});
+        // Anchor 1: 1 + 0.5 + 0.5*0.5 + 0.5*0.5*1 = 2; anchor 2: 1 + 1 + 1*0 + 0 = 2 (a zero
+        // ends the run); shift 1: anchor 1 1 + 0.25 + 0.25*0.8 + 0.25*0.8*0.5 = 1.55.
+        p.sequenceProbs[0] = {{0.5f, 0.5f, 1.0f}, {1.0f, 0.0f, 1.0f}};
+        p.sequenceProbs[1] = {{0.25f, 0.8f, 0.5f}, {0.0f, 1.0f, 1.0f}};
+        const auto e0 = perAnchorExpectedAcceptance(p, 0);
+        QCOMPARE(e0, (std::vector<double>{2.0, 2.0}));
+        const auto e1 = perAnchorExpectedAcceptance(p, 1);
+        QCOMPARE(e1.size(), std::size_t(2));
+        QVERIFY(std::abs(e1[0] - 1.55) < 1e-7);  // float probabilities: 0.8f is not 0.8
+        QCOMPARE(e1[1], 1.0);
+        // Rows must match the anchors; only shifts 0 and 1 exist.
+        p.sequenceProbs[0].pop_back();
+        QVERIFY_THROWS_EXCEPTION(Error, perAnchorExpectedAcceptance(p, 0));
+        QVERIFY_THROWS_EXCEPTION(Error, perAnchorExpectedAcceptance(p, 2));
+    }
+
+    void containedConventionsAreTheSimplerExplanation() {
+        const std::vector<LayerAttention> declared = {LayerAttention{}, LayerAttention{}};  // bidirectional, no window
+        using B = ProbeConvention::BlockAttention;
+        using W = ProbeConvention::Window;
+        ProbeConvention causal0;
+        causal0.blockAttention = {B::Causal, B::Declared};
+        ProbeConvention causalWindow;  // a causal window of 62 on both layers
+        causalWindow.blockAttention = {B::Causal, B::Causal};
+        causalWindow.window = {{W::Kind::Given, 62}, {W::Kind::Given, 62}};
+        ProbeConvention bidirectionalWindow;
+        bidirectionalWindow.window = {{W::Kind::Given, 31}, {W::Kind::Given, 31}};
+        QVERIFY(conventionContains(causalWindow, causal0, declared));
+        QVERIFY(!conventionContains(causal0, causalWindow, declared));
+        // A bidirectional window keeps layer 0 bidirectional: it does not contain the causal layer.
+        QVERIFY(!conventionContains(bidirectionalWindow, causal0, declared));
+        QVERIFY(!conventionContains(causalWindow, bidirectionalWindow, declared));  // other window size
+        QVERIFY(!conventionContains(causal0, causal0, declared));                 // same changes
+        // Offsets, anchor feature and label shift must be carried over.
+        ProbeConvention plus1;
+        plus1.positionOffset = 1;
+        ProbeConvention plus1Causal = causal0;
+        plus1Causal.positionOffset = 1;
+        QVERIFY(conventionContains(plus1Causal, plus1, declared));
+        QVERIFY(conventionContains(plus1Causal, causal0, declared));
+        ProbeConvention minus1 = causal0;
+        minus1.positionOffset = -1;
+        QVERIFY(!conventionContains(minus1, plus1, declared));
+        ProbeConvention shift;
+        shift.labelShift = 1;
+        ProbeConvention tap;
+        tap.tapOffset = -1;
+        QVERIFY(!conventionContains(tap, shift, declared));
+        QVERIFY(!conventionContains(shift, tap, declared));
+    }
+
     void conventionToLayoutAndVisibility() {
         const std::vector<LayerAttention> declared = {LayerAttention{true, 24}, LayerAttention{}};
         ProbeConvention c;
@@ -213,16 +266,27 @@ private slots:
         p.declaredTau = 1.2;
         p.tau = 1.9;
         p.difference = {0.7, 0.5, 0.9, 120};
+        p.expectedDeclaredTau = 1.1;
+        p.expectedTau = 1.45;
+        p.expectedDifference = {0.35, 0.25, 0.45, 120};
         const auto f = conventionFinding(p, alt, s.layout);
         QCOMPARE(f.id, std::string("convention-tap-offset"));
         QCOMPARE(f.severity, Severity::Error);
         QVERIFY2(f.message.find("target_layer_ids should be [0, 1, 3]") != std::string::npos, f.message.c_str());
-        QVERIFY2(f.message.find("0.50..0.90 over 120 anchors") != std::string::npos, f.message.c_str());
-        QCOMPARE(f.evidence.size(), std::size_t(5));
+        QVERIFY2(f.message.find("accepts 1.90 tokens per block") != std::string::npos, f.message.c_str());
+        // The interval in the message and the evidence is the expected acceptance's (the decision).
+        QVERIFY2(f.message.find("expected acceptance 1.450 against 1.100, 99% interval of the gain 0.250..0.450 over "
+                                "120 anchors") != std::string::npos,
+                 f.message.c_str());
+        QCOMPARE(f.evidence.size(), std::size_t(7));
         QCOMPARE(f.evidence[0].first, std::string("declared_tau"));
         QCOMPARE(f.evidence[1].second, 1.9);
-        QCOMPARE(f.evidence[2].second, 0.5);
-        QCOMPARE(f.evidence[4].second, 120.0);
+        QCOMPARE(f.evidence[2].second, 1.1);
+        QCOMPARE(f.evidence[3].second, 1.45);
+        QCOMPARE(f.evidence[4].first, std::string("difference_lower"));
+        QCOMPARE(f.evidence[4].second, 0.25);
+        QCOMPARE(f.evidence[5].second, 0.45);
+        QCOMPARE(f.evidence[6].second, 120.0);
     }
 
     void probeFamiliesParse() {

@@ -200,7 +200,10 @@ private slots:
         QVERIFY2(fw->message.find("`use_sliding_window: true`") != std::string::npos, fw->message.c_str());
         QCOMPARE(fw->evidence[0].first, std::string("declared_tau"));
         QVERIFY(fw->evidence[1].second > fw->evidence[0].second + kConventionMargin);
-        QVERIFY(fw->evidence[2].second > 0.0);  // the interval's lower bound
+        QCOMPARE(fw->evidence[2].first, std::string("declared_expected_acceptance"));
+        QVERIFY(fw->evidence[3].second > fw->evidence[2].second + kConventionMargin);
+        QCOMPARE(fw->evidence[4].first, std::string("difference_lower"));
+        QVERIFY(fw->evidence[4].second > 0.0);  // the interval's lower bound (expected acceptance)
         const auto& b = byPath(r, bidirectional);
         QCOMPARE(conventionFindings(b), std::vector<std::string>{"convention-block-causal"});
         const auto* fb = find(b, "convention-block-causal");

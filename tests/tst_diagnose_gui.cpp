@@ -57,9 +57,14 @@ ConventionProbe probe(const std::string& family, const std::string& alternative,
     ConventionProbe p;
     p.family = family;
     p.alternative = alternative;
-    p.declaredTau = declared;
-    p.tau = tau;
-    p.difference = {tau - declared, lower, upper, 100};
+    // The plot shows the expected acceptance (the findings' statistic); the greedy probe tau
+    // is set apart from it so that a plot of the wrong one fails.
+    p.expectedDeclaredTau = declared;
+    p.expectedTau = tau;
+    p.expectedDifference = {tau - declared, lower, upper, 100};
+    p.declaredTau = declared + 1.0;
+    p.tau = tau + 1.0;
+    p.difference = {tau - declared, lower - 0.5, upper + 0.5, 100};
     p.finding = raised;
     return p;
 }

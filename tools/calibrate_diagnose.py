@@ -92,7 +92,7 @@ def main() -> int:
                 continue
             d = json.loads(out.read_text())["drafters"][0]
             found = sorted(f["id"] for f in d["findings"] if is_convention_finding(f["id"]))
-            best = max(d["convention_probes"], key=lambda c: c["difference_lower"])
+            best = max(d["convention_probes"], key=lambda c: c["expected_difference_lower"])
             row = {"set": folder.name, "name": name, "trained_with": trained_with, "kind": kind_of(trained_with),
                    "declared_tau": d["probe"]["tau"], "best": best, "found": found,
                    "expected": expected_findings(trained_with), "seconds": round(time.time() - t0, 1),
@@ -100,12 +100,13 @@ def main() -> int:
             row["ok"] = row["found"] == row["expected"]
             rows.append(row)
             print(f"{'ok  ' if row['ok'] else 'MISS'} {folder.name}/{name}: declared {row['declared_tau']:.3f}, "
-                  f"best {best['family']} {best['alternative']} {best['tau']:.3f} "
-                  f"[{best['difference_lower']:+.3f}, {best['difference_upper']:+.3f}] found {found} "
+                  f"best {best['family']} {best['alternative']} {best['tau']:.3f} expected {best['expected_tau']:.3f} "
+                  f"[{best['expected_difference_lower']:+.3f}, {best['expected_difference_upper']:+.3f}] found {found} "
                   f"expected {row['expected']} ({row['seconds']} s)", file=sys.stderr)
 
     print(f"\nCalibration: {args.device}, {args.dtype}, probes {args.probes}\n")
-    print("| drafter | trained with | declared probe tau | strongest alternative (99% interval of the gain) | findings | expected | |")
+    print("| drafter | trained with | declared probe tau (expected acceptance) | strongest alternative: probe tau, "
+          "expected acceptance (99% interval of its gain) | findings | expected | |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         tw = ", ".join(f"{k}={v}" for k, v in r["trained_with"].items()) or "declared convention"
@@ -113,8 +114,9 @@ def main() -> int:
             print(f"| {r['set']}/{r['name']} | {tw} | error | | | {', '.join(r['expected']) or 'none'} | MISS |")
             continue
         b = r["best"]
-        print(f"| {r['set']}/{r['name']} | {tw} | {r['declared_tau']:.3f} | {b['family']}: {b['alternative']} "
-              f"{b['tau']:.3f} [{b['difference_lower']:+.3f}, {b['difference_upper']:+.3f}] | "
+        print(f"| {r['set']}/{r['name']} | {tw} | {r['declared_tau']:.3f} ({b['expected_declared_tau']:.3f}) | "
+              f"{b['family']}: {b['alternative']} {b['tau']:.3f}, {b['expected_tau']:.3f} "
+              f"[{b['expected_difference_lower']:+.3f}, {b['expected_difference_upper']:+.3f}] | "
               f"{', '.join(r['found']) or 'none'} | {', '.join(r['expected']) or 'none'} | "
               f"{'ok' if r['ok'] else 'MISS'} |")
     bugs = [r for r in rows if r["kind"] == "bug"]

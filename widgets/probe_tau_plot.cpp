@@ -22,7 +22,7 @@ ProbeTauData probeTauData(const DiagnosisReport& report, const std::vector<int>&
         ProbeTauSeries s;
         s.which = i < which.size() ? which[i] : static_cast<int>(i);
         s.name = static_cast<int>(i) < names.size() ? names[static_cast<int>(i)] : QString::fromStdString(d.path);
-        s.declaredTau = d.conventionProbes.front().declaredTau;
+        s.declaredTau = d.conventionProbes.front().expectedDeclaredTau;
         for (const auto& c : d.conventionProbes) {
             const QString label = QString::fromStdString(c.family + ": " + c.alternative);
             int k = static_cast<int>(out.categories.indexOf(label));
@@ -31,9 +31,9 @@ ProbeTauData probeTauData(const DiagnosisReport& report, const std::vector<int>&
                 out.categories << label;
             }
             s.category << k;
-            s.tau << c.tau;
-            s.lower << c.declaredTau + c.difference.lower;
-            s.upper << c.declaredTau + c.difference.upper;
+            s.tau << c.expectedTau;
+            s.lower << c.expectedDeclaredTau + c.expectedDifference.lower;
+            s.upper << c.expectedDeclaredTau + c.expectedDifference.upper;
             s.finding << c.finding;
         }
         out.series.push_back(std::move(s));
@@ -45,18 +45,19 @@ ProbeTauPlot::ProbeTauPlot(QWidget* parent)
     : QWidget(parent), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)) {
     setObjectName("ProbeTauPlot");
     plot_->setObjectName(exportName());
-    plot_->setToolTip(tr("Probe tau (teacher-forced: mean acceptance length per block, 1 + leading matches per anchor) "
-                         "under each alternative "
-                         "convention. Bars: %1% interval of the gain over the declared convention (paired bootstrap); "
-                         "a star marks an alternative that raised a finding (lower bound above the margin %2).")
+    plot_->setToolTip(tr("Expected acceptance of the teacher-forced probe (per anchor 1 + the sum over slots of the "
+                         "product of the drafter's probabilities of the reference tokens up to that slot; the "
+                         "statistic the findings are decided on) under each alternative convention. Bars: %1% "
+                         "interval of the gain over the declared convention (paired bootstrap); a star marks an "
+                         "alternative that raised a finding (mean gain above the margin %2, interval above 0).")
                           .arg(static_cast<int>(kConventionConfidence * 100 + 0.5))
                           .arg(kConventionMargin));
-    plot_->xAxis->setLabel(tr("probe tau"));  // defined in the tooltip; the labels take the width
+    plot_->xAxis->setLabel(tr("expected acceptance (probe)"));  // defined in the tooltip
     plot_->yAxis->setRangeReversed(true);  // the first alternative at the top
     plot_->yAxis->grid()->setZeroLinePen(Qt::NoPen);  // category 0 is not special
     plot_->plotLayout()->insertRow(0);
     plot_->plotLayout()->addElement(
-        0, 0, new QCPTextElement(plot_, tr("Convention probes: probe tau per alternative (%1% interval of the gain)")
+        0, 0, new QCPTextElement(plot_, tr("Convention probes: expected acceptance per alternative (%1% interval of the gain)")
                                             .arg(static_cast<int>(kConventionConfidence * 100 + 0.5))));
     plot_->legend->setFont(QFont(font().family(), 8));
     placeLegendBelow(plot_);

@@ -1,7 +1,8 @@
 #pragma once
 // The convention probes of a diagnosis (DrafterDiagnosis::conventionProbes) as one figure:
-// probe tau under every alternative convention, per drafter, with the 99% interval of the
-// gain over the declared convention and the declared convention's probe tau marked.
+// expected acceptance (the convention findings' statistic, perAnchorExpectedAcceptance) under
+// every alternative convention, per drafter, with the 99% interval of the gain over the
+// declared convention and the declared convention's value marked.
 
 #include "draftscope/diagnosis.h"
 #include "exportable_view.h"
@@ -16,12 +17,12 @@ class QStandardItemModel;
 namespace draftscope {
 
 /// One drafter's points: per probed alternative, its category (index into
-/// ProbeTauData::categories), probe tau and the tau interval declaredTau + the paired
-/// bootstrap interval of the gain (ConventionProbe::difference, kConventionConfidence).
+/// ProbeTauData::categories), expected acceptance and its interval declaredTau + the paired
+/// bootstrap interval of the gain (ConventionProbe::expectedDifference, kConventionConfidence).
 struct ProbeTauSeries {
     QString name;        ///< e.g. "A: demo-drafter"
     int which = 0;       ///< 0 = drafter A, 1 = drafter B (its colour and marker)
-    double declaredTau = 0;  ///< probe tau under the declared convention (same anchors)
+    double declaredTau = 0;  ///< expected acceptance under the declared convention (same anchors)
     QVector<double> category, tau, lower, upper;
     QVector<bool> finding;   ///< the alternative raised a finding
 };
@@ -39,10 +40,10 @@ struct ProbeTauData {
 ProbeTauData probeTauData(const DiagnosisReport& report, const std::vector<int>& which, const QStringList& names);
 
 /// QCustomPlot with the alternatives on the vertical axis (labels read horizontally, first
-/// at the top) and probe tau on the horizontal one: a marker per drafter and alternative
+/// at the top) and expected acceptance on the horizontal one: a marker per drafter and alternative
 /// (A blue discs, B orange squares, side by side), a horizontal error bar for its 99%
 /// interval, a star on alternatives that raised a finding, and a dashed vertical line at
-/// each drafter's declared probe tau. The table (CSV/JSON) lists every point: drafter,
+/// each drafter's declared value. The table (CSV/JSON) lists every point: drafter,
 /// family, alternative, declared tau, tau, gain and its interval, finding.
 class ProbeTauPlot : public QWidget, public ExportableView {
     Q_OBJECT

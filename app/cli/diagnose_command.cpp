@@ -47,14 +47,18 @@ void printConventionProbes(const DrafterDiagnosis& d) {
     if (d.conventionProbes.empty()) return;
     std::cout << "  convention probes (probe tau; declared " << std::fixed;
     std::cout.precision(2);
-    std::cout << d.conventionProbes.front().declaredTau << ", " << static_cast<int>(kConventionConfidence * 100 + 0.5)
-              << "% interval of the gain; a finding needs a gain above " << kConventionMargin
+    std::cout << d.conventionProbes.front().declaredTau << "; expected acceptance, declared ";
+    std::cout.precision(3);
+    std::cout << d.conventionProbes.front().expectedDeclaredTau << ", with the "
+              << static_cast<int>(kConventionConfidence * 100 + 0.5)
+              << "% interval of its gain; a finding needs an expected gain above " << kConventionMargin
               << " and an interval above 0):\n";
     std::cout.unsetf(std::ios::floatfield);
     for (const auto& c : d.conventionProbes) {
         char line[512];
-        std::snprintf(line, sizeof line, "    %s %-16s %5.2f  gain %+.2f [%+.2f, %+.2f]  %s\n", c.finding ? "*" : " ",
-                      c.family.c_str(), c.tau, c.difference.mean, c.difference.lower, c.difference.upper,
+        std::snprintf(line, sizeof line, "    %s %-16s tau %5.2f (%+.2f)  expected %5.3f gain %+.3f [%+.3f, %+.3f]  %s\n",
+                      c.finding ? "*" : " ", c.family.c_str(), c.tau, c.difference.mean, c.expectedTau,
+                      c.expectedDifference.mean, c.expectedDifference.lower, c.expectedDifference.upper,
                       c.alternative.c_str());
         std::cout << line;
     }

@@ -16,6 +16,14 @@ namespace draftscope {
 /// [anchors]; labelShift >= 0.
 std::vector<double> perAnchorAcceptance(const TeacherForcedDrafts& probe, int labelShift = 0);
 
+/// Per-anchor expected acceptance of teacher-forced drafts under the drafter's own
+/// probabilities: 1 + sum over k of prod_{j <= k} sequenceProbs[labelShift][i][j] (the
+/// acceptance a drafter sampling its block at temperature 1 would reach against the
+/// sequence, DFLASH.md section 10's chain without the target's resampling). A smooth
+/// version of perAnchorAcceptance: paired differences of it have a lower variance.
+/// [anchors]; labelShift 0 or 1. Throws Error if the probe holds no probabilities.
+std::vector<double> perAnchorExpectedAcceptance(const TeacherForcedDrafts& probe, int labelShift = 0);
+
 /// Per drafted slot j (0-based, [B-1] of the first probe's block size): the fraction of
 /// anchors, pooled over `probes`, whose draft slot j equals the token at
 /// a + 1 + j + labelShift, over the anchors where that position exists (0 where none).

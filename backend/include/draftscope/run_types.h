@@ -182,6 +182,9 @@ struct TeacherForcedDrafts {
     ProbeConvention convention;                    ///< what the drafter call ran under
     std::vector<std::int64_t> anchors;             ///< anchor positions, promptLength..len-B
     std::vector<std::vector<std::int64_t>> drafts; ///< [anchors][B-1]: draft for positions a+1..a+B-1
+    /// [labelShift 0, 1][anchors][B-1]: the drafter's probability (softmax of its logits,
+    /// float32) of the sequence's token at a + 1 + j + labelShift; 0 past the sequence.
+    std::vector<std::vector<float>> sequenceProbs[2];
 };
 
 /// The drafter's attention weights for one verify step, recomputed from the run's committed

@@ -267,6 +267,20 @@ std::vector<ConventionAlternative> conventionAlternatives(const std::string& fam
     throw Error("unknown convention probe family '" + family + "'");
 }
 
+bool conventionContains(const ProbeConvention& b, const ProbeConvention& a, const std::vector<LayerAttention>& declared) {
+    const auto la = probeLayout(declared, a), lb = probeLayout(declared, b);
+    if (la == lb && a.positionOffset == b.positionOffset && a.tapOffset == b.tapOffset &&
+        a.anchorFeatureInContext == b.anchorFeatureInContext && a.labelShift == b.labelShift)
+        return false;
+    for (std::size_t i = 0; i < la.size(); ++i) {
+        if (la[i].causal != declared[i].causal && lb[i].causal != la[i].causal) return false;
+        if (la[i].window != declared[i].window && lb[i].window != la[i].window) return false;
+    }
+    return (a.positionOffset == 0 || a.positionOffset == b.positionOffset) &&
+           (a.tapOffset == 0 || a.tapOffset == b.tapOffset) && (!a.anchorFeatureInContext || b.anchorFeatureInContext) &&
+           (a.labelShift == 0 || a.labelShift == b.labelShift);
+}
+
 Finding conventionFinding(const ConventionProbe& p, const ConventionAlternative& alt,
                           const std::vector<LayerAttention>& declaredLayout,
                           std::vector<std::pair<std::string, double>> evidence) {
@@ -276,15 +290,19 @@ Finding conventionFinding(const ConventionProbe& p, const ConventionAlternative&
     const auto pct = static_cast<int>(kConventionConfidence * 100 + 0.5);
     f.message = "the drafter accepts " + fixedDigits(p.tau) + " tokens per block with " + p.alternative + " against " +
                 fixedDigits(p.declaredTau) + " as declared (" +
-                (declaredLayout.empty() ? std::string("declared") : describeLayout(declaredLayout)) + "; " +
-                std::to_string(pct) + "% interval of the gain " + fixedDigits(p.difference.lower) + ".." +
-                fixedDigits(p.difference.upper) + " over " + std::to_string(p.difference.pairs) +
-                " anchors): it was trained with " + alt.trainedWith + "; " + alt.fix;
+                (declaredLayout.empty() ? std::string("declared") : describeLayout(declaredLayout)) +
+                "; expected acceptance " + fixedDigits(p.expectedTau, 3) + " against " +
+                fixedDigits(p.expectedDeclaredTau, 3) + ", " + std::to_string(pct) + "% interval of the gain " +
+                fixedDigits(p.expectedDifference.lower, 3) + ".." + fixedDigits(p.expectedDifference.upper, 3) +
+                " over " + std::to_string(p.expectedDifference.pairs) + " anchors): it was trained with " +
+                alt.trainedWith + "; " + alt.fix;
     evidence.insert(evidence.end(), {{"declared_tau", p.declaredTau},
                                      {"alternative_tau", p.tau},
-                                     {"difference_lower", p.difference.lower},
-                                     {"difference_upper", p.difference.upper},
-                                     {"anchors", double(p.difference.pairs)}});
+                                     {"declared_expected_acceptance", p.expectedDeclaredTau},
+                                     {"alternative_expected_acceptance", p.expectedTau},
+                                     {"difference_lower", p.expectedDifference.lower},
+                                     {"difference_upper", p.expectedDifference.upper},
+                                     {"anchors", double(p.expectedDifference.pairs)}});
     f.evidence = std::move(evidence);
     return f;
 }

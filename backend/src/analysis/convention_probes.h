@@ -48,9 +48,18 @@ std::vector<ConventionAlternative> conventionAlternatives(const std::string& fam
                                                           const std::optional<DrafterConfig>& config,
                                                           std::int64_t targetLayers, std::int64_t longestSequence);
 
+/// Whether convention `b` makes every change that `a` makes to the drafter call and more:
+/// wherever `a`'s layout (probeLayout over `declared`) differs from the declared one, `b`'s
+/// has the same causality and window, and `a`'s position and tap offsets, anchor feature and
+/// label shift are `b`'s too; false if both make the same changes. `a` is then the simpler
+/// explanation of what `b` gains (a causal window on every layer contains a causal layer 0).
+/// Throws Error if a convention overrides more layers than `declared` has.
+bool conventionContains(const ProbeConvention& b, const ProbeConvention& a, const std::vector<LayerAttention>& declared);
+
 /// The error finding of a probe that won (probe.finding): id "convention-<family>" (or the
 /// family itself for context-leak and label-shift), the evidence (declared and alternative
-/// tau, the interval, the anchors; `extraEvidence` first) and a message naming the fix.
+/// probe tau and expected acceptance, the interval of the expected acceptance's gain, the
+/// anchors; `extraEvidence` first) and a message naming the fix.
 Finding conventionFinding(const ConventionProbe& probe, const ConventionAlternative& alternative,
                           const std::vector<LayerAttention>& declaredLayout,
                           std::vector<std::pair<std::string, double>> extraEvidence = {});

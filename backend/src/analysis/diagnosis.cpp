@@ -194,14 +194,24 @@ std::pair<double, double> repetition(const std::vector<TeacherForcedDrafts>& pro
     return {static_cast<double>(rep) / static_cast<double>(blocks), static_cast<double>(refRep) / static_cast<double>(blocks)};
 }
 
-/// Per-anchor acceptance pooled over prompts, in prompt order.
-std::vector<double> pooledAcceptance(const std::vector<TeacherForcedDrafts>& probes, int labelShift) {
+/// A per-anchor score (perAnchorAcceptance, perAnchorExpectedAcceptance) pooled over
+/// prompts, in prompt order.
+std::vector<double> pooled(const std::vector<TeacherForcedDrafts>& probes, int labelShift,
+                           std::vector<double> (*perAnchor)(const TeacherForcedDrafts&, int)) {
     std::vector<double> all;
     for (const auto& p : probes) {
-        const auto v = perAnchorAcceptance(p, labelShift);
+        const auto v = perAnchor(p, labelShift);
         all.insert(all.end(), v.begin(), v.end());
     }
     return all;
+}
+
+std::vector<double> pooledAcceptance(const std::vector<TeacherForcedDrafts>& probes, int labelShift) {
+    return pooled(probes, labelShift, &perAnchorAcceptance);
+}
+
+std::vector<double> pooledExpectedAcceptance(const std::vector<TeacherForcedDrafts>& probes, int labelShift) {
+    return pooled(probes, labelShift, &perAnchorExpectedAcceptance);
 }
 
 /// Sliding-window layers whose window is shorter than the longest context a prompt reached
@@ -315,7 +325,7 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 std::vector<double> probeAcceptance(Engine& engine, int index, const ProbeConvention& convention,
                                     const std::vector<TeacherForcedDrafts>& plain, LoopRevision loop,
                                     const std::atomic<bool>* cancel, std::int64_t& steps,
-                                    std::vector<double>* slotMatch = nullptr) {
+                                    std::vector<double>* slotMatch = nullptr, std::vector<double>* expected = nullptr) {
     std::vector<TeacherForcedDrafts> runs;
     if (convention.changesDrafterCall())
         for (const auto& p : plain) {
@@ -324,6 +334,7 @@ std::vector<double> probeAcceptance(Engine& engine, int index, const ProbeConven
         }
     const auto& drafts = convention.changesDrafterCall() ? runs : plain;
     if (slotMatch) *slotMatch = slotMatchRates(drafts, convention.labelShift);
+    if (expected) *expected = pooledExpectedAcceptance(drafts, convention.labelShift);
     return pooledAcceptance(drafts, convention.labelShift);
 }
 
@@ -331,12 +342,13 @@ std::vector<double> probeAcceptance(Engine& engine, int index, const ProbeConven
 struct Candidate {
     ConventionProbe probe;
     ConventionAlternative alternative;
-    std::vector<double> acceptance;  ///< per anchor, pooled over prompts
+    std::vector<double> expected;  ///< expected acceptance per anchor, pooled over prompts
 };
 
 /// Runs every alternative of the convention family `family` over the sequences of `plain`
 /// (the declared probe), records them in d.conventionProbes and d.costs, and returns the
-/// alternative with the highest lower bound among those that beat it (conventionBeatsDeclared), if any.
+/// alternative with the highest lower bound (expected acceptance) among those that beat it
+/// (conventionBeatsDeclared), if any.
 std::optional<Candidate> conventionFamily(Engine& engine, DrafterDiagnosis& d, const std::string& family, int index,
                                           const std::optional<DrafterConfig>& config,
                                           const std::vector<TeacherForcedDrafts>& plain, const std::vector<double>& declared,
@@ -345,6 +357,7 @@ std::optional<Candidate> conventionFamily(Engine& engine, DrafterDiagnosis& d, c
     const auto start = std::chrono::steady_clock::now();
     ProbeCost cost{family, 0, 0};
     std::optional<Candidate> best;
+    const auto declaredExpected = pooledExpectedAcceptance(plain, 0);
     for (const auto& alt : conventionAlternatives(family, d.summary, config, engine.targetSummary().numLayers,
                                                   longestSequence)) {
         ConventionProbe probe;
@@ -352,14 +365,19 @@ std::optional<Candidate> conventionFamily(Engine& engine, DrafterDiagnosis& d, c
         probe.alternative = describeConvention(alt.convention, d.summary.layout);
         probe.convention = alt.convention;
         probe.declaredTau = mean(declared);
+        std::vector<double> expected;
         auto acceptance = probeAcceptance(engine, index, alt.convention, plain, loop, cancel, cost.probeSteps,
-                                          &probe.slotMatch);
+                                          &probe.slotMatch, &expected);
         probe.tau = mean(acceptance);
+        probe.expectedDeclaredTau = mean(declaredExpected);
+        probe.expectedTau = mean(expected);
+        probe.expectedDifference = pairedBootstrap(declaredExpected, expected, kConventionResamples,
+                                                   kConventionConfidence, kConventionSeed);
         probe.difference = pairedBootstrap(declared, acceptance, kConventionResamples, kConventionConfidence,
                                            kConventionSeed);
-        probe.finding = conventionBeatsDeclared(probe.difference);
-        if (probe.finding && (!best || probe.difference.lower > best->probe.difference.lower))
-            best = Candidate{probe, alt, std::move(acceptance)};
+        probe.finding = conventionBeatsDeclared(probe.expectedDifference);
+        if (probe.finding && (!best || probe.expectedDifference.lower > best->probe.expectedDifference.lower))
+            best = Candidate{probe, alt, std::move(expected)};
         d.conventionProbes.push_back(std::move(probe));
     }
     if (family == "context-leak")
@@ -386,17 +404,34 @@ ProbeConvention compose(const ProbeConvention& a, const ProbeConvention& b) {
     return c;
 }
 
-/// Raises the findings of the families' winners. The strongest (highest lower bound) is
+/// The order in which findings are tested: highest lower bound first, except that a
+/// candidate whose convention contains another's (conventionContains) comes after it, so the
+/// simpler explanation is raised first and the larger one only if it adds a gain of its own
+/// (a causal window on a drafter trained with a causal block and no window is the causal block).
+void orderCandidates(std::vector<Candidate>& candidates, const std::vector<LayerAttention>& declared) {
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
+        return x.probe.expectedDifference.lower > y.probe.expectedDifference.lower;
+    });
+    for (std::size_t i = 0; i < candidates.size(); ++i)
+        for (std::size_t j = i + 1; j < candidates.size(); ++j)
+            if (conventionContains(candidates[i].alternative.convention, candidates[j].alternative.convention, declared)) {
+                std::rotate(candidates.begin() + static_cast<std::ptrdiff_t>(i),
+                            candidates.begin() + static_cast<std::ptrdiff_t>(j),
+                            candidates.begin() + static_cast<std::ptrdiff_t>(j + 1));
+                j = i;  // re-check from the moved candidate
+            }
+}
+
+/// Raises the findings of the families' winners, in orderCandidates' order: the first is
 /// raised; each further one only if adding its convention to those already raised still
-/// beats them (conventionBeatsDeclared, paired bootstrap against them): a winner that only
-/// compensates for another mismatch (dropping the window of a layer declared bidirectional
-/// when the real bug is its causality) is explained by it and not raised.
+/// beats them (conventionBeatsDeclared, paired bootstrap of the expected acceptance against
+/// them): a winner that only compensates for another mismatch (dropping the window of a
+/// layer declared bidirectional when the real bug is its causality) is explained by it and
+/// not raised.
 void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std::vector<Candidate> candidates,
                              const std::vector<TeacherForcedDrafts>& plain, LoopRevision loop,
                              const std::atomic<bool>* cancel) {
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& x, const Candidate& y) {
-        return x.probe.difference.lower > y.probe.difference.lower;
-    });
+    orderCandidates(candidates, d.summary.layout);
     std::optional<ProbeConvention> accepted;
     std::vector<double> acceptedAcceptance;
     std::int64_t steps = 0;
@@ -405,7 +440,8 @@ void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std
         std::vector<std::pair<std::string, double>> extra;
         if (accepted) {
             const auto combined = compose(*accepted, c.alternative.convention);
-            const auto withIt = probeAcceptance(engine, index, combined, plain, loop, cancel, steps);
+            std::vector<double> withIt;
+            probeAcceptance(engine, index, combined, plain, loop, cancel, steps, nullptr, &withIt);
             const auto gain = pairedBootstrap(acceptedAcceptance, withIt, kConventionResamples, kConventionConfidence,
                                               kConventionSeed);
             if (!conventionBeatsDeclared(gain)) {
@@ -418,7 +454,7 @@ void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std
             acceptedAcceptance = withIt;
         } else {
             accepted = c.alternative.convention;
-            acceptedAcceptance = c.acceptance;
+            acceptedAcceptance = c.expected;
         }
         if (c.probe.family == "label-shift")
             extra.insert(extra.begin(),

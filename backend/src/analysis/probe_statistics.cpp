@@ -28,6 +28,26 @@ std::vector<double> perAnchorAcceptance(const TeacherForcedDrafts& p, int labelS
     return out;
 }
 
+std::vector<double> perAnchorExpectedAcceptance(const TeacherForcedDrafts& p, int labelShift) {
+    if (labelShift < 0 || labelShift > 1)
+        throw Error("expected acceptance: label shift " + std::to_string(labelShift) + ", expected 0 or 1");
+    const auto& probs = p.sequenceProbs[labelShift];
+    if (probs.size() != p.anchors.size())
+        throw Error("expected acceptance: " + std::to_string(probs.size()) + " probability rows for " +
+                    std::to_string(p.anchors.size()) + " anchors");
+    std::vector<double> out;
+    out.reserve(probs.size());
+    for (const auto& row : probs) {
+        double sum = 1.0, run = 1.0;
+        for (float q : row) {
+            run *= static_cast<double>(q);
+            sum += run;
+        }
+        out.push_back(sum);
+    }
+    return out;
+}
+
 std::vector<double> slotMatchRates(const std::vector<TeacherForcedDrafts>& probes, int labelShift) {
     if (probes.empty()) return {};
     const auto D = static_cast<std::size_t>(std::max<std::int64_t>(probes.front().blockSize - 1, 0));

@@ -103,6 +103,26 @@ DraftOutput draftAfter(const DFlashDrafter& drafter, const TargetModel& target, 
     return out;
 }
 
+/// The drafter's probabilities (softmax of `logits` [D, V], float32) of the tokens of `ids`
+/// at a + 1 + j + s for slot j and label shift s in {0, 1}; 0 where that position lies past
+/// the sequence. Returns [2, D] on the CPU.
+at::Tensor sequenceTokenProbs(const at::Tensor& logits, const std::vector<std::int64_t>& ids, std::int64_t a) {
+    const auto D = logits.size(0);
+    const auto T = static_cast<std::int64_t>(ids.size());
+    std::vector<std::int64_t> tokens;
+    std::vector<float> valid;
+    for (int s = 0; s < 2; ++s)
+        for (std::int64_t j = 0; j < D; ++j) {
+            const auto pos = a + 1 + j + s;
+            tokens.push_back(pos < T ? ids[static_cast<std::size_t>(pos)] : 0);
+            valid.push_back(pos < T ? 1.0f : 0.0f);
+        }
+    const auto probs = at::softmax(logits.to(at::kFloat), -1).repeat({2, 1});  // [2D, V]
+    const auto index = at::tensor(tokens, at::TensorOptions().dtype(at::kLong)).to(logits.device()).unsqueeze(1);
+    const auto picked = probs.gather(1, index).squeeze(1).to(at::kCPU);
+    return (picked * at::tensor(valid)).reshape({2, D}).contiguous();
+}
+
 }  // namespace
 
 DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, LoopRevision revision, int drafterIndex) {
@@ -186,6 +206,9 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
             const auto d = out.logits.argmax(-1).to(at::kCPU).contiguous();
             r.anchors.push_back(a);
             r.drafts.emplace_back(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
+            const auto probs = sequenceTokenProbs(out.logits, ids, a);  // [2, B-1]
+            for (int s = 0; s < 2; ++s)
+                r.sequenceProbs[s].emplace_back(probs[s].data_ptr<float>(), probs[s].data_ptr<float>() + probs.size(1));
         }
         return r;
     });

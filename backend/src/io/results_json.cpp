@@ -154,6 +154,11 @@ nlohmann::json toJson(const DiagnosisReport& r) {
                                        {"difference_upper", c.difference.upper},
                                        {"anchors", c.difference.pairs},
                                        {"slot_match", c.slotMatch},
+                                       {"expected_declared_tau", c.expectedDeclaredTau},
+                                       {"expected_tau", c.expectedTau},
+                                       {"expected_difference", c.expectedDifference.mean},
+                                       {"expected_difference_lower", c.expectedDifference.lower},
+                                       {"expected_difference_upper", c.expectedDifference.upper},
                                        {"finding", c.finding}});
             j["convention_probes"] = conventions;
         }
