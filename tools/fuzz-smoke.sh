@@ -11,7 +11,9 @@
 # Environment: JOBS (build jobs, default nproc), FUZZ_SEED (libFuzzer -seed, default 1),
 #   FUZZ_KEEP_CORPUS=1 (grow build-fuzz/corpus/<target> across runs instead of starting
 #   fresh: for long runs), FUZZ_ARGS (extra libFuzzer flags, e.g. -jobs=2), FUZZ_PARALLEL=N
-#   (run N targets at once; default 1).
+#   (run N targets at once; default 1), FUZZ_TIMEOUT (seconds one input may take, default 30:
+#   raise it for a long run under `nice` on a busy machine, where a starved process can
+#   spend 30 s of wall-clock time on an input that takes milliseconds).
 # The long run (1 hour per target) is documented in docs/RELIABILITY.md "Fuzzing".
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,20 +48,22 @@ run_target() {
   local leaks=1
   [[ $t == pt_* ]] && leaks=0
   local log="build-fuzz/fuzz_$t.log"
-  local rc
+  local rc cpu
+  local TIMEFORMAT="cpu %U s user + %S s system over %R s"
   set +e
-  ASAN_OPTIONS="detect_leaks=$leaks:strict_string_checks=1:check_initialization_order=1:suppressions=$root/tools/sanitizers/asan.supp" \
+  { time ASAN_OPTIONS="detect_leaks=$leaks:strict_string_checks=1:check_initialization_order=1:suppressions=$root/tools/sanitizers/asan.supp" \
   UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tools/sanitizers/ubsan.supp" \
-    "build-fuzz/tests/fuzz/fuzz_$t" -seed="$seed" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=4096 \
+    "build-fuzz/tests/fuzz/fuzz_$t" -seed="$seed" -max_total_time="$seconds" -timeout="${FUZZ_TIMEOUT:-30}" -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t/" "${dictArg[@]}" ${FUZZ_ARGS:-} \
-      "$corpus" "build-fuzz/seeds/$t" >"$log" 2>&1
+      "$corpus" "build-fuzz/seeds/$t" >"$log" 2>&1; } 2>"build-fuzz/fuzz_$t.time"
   rc=$?
   set -e
   echo "$rc" >"build-fuzz/fuzz_$t.rc"
   local stats execs
   stats=$(grep -E '^#[0-9]+.*(DONE|INITED)' "$log" | tail -1 || true)
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-  echo "fuzz-smoke: $t: exit $rc, $execs runs; ${stats:-no stats}"
+  cpu=$(cat "build-fuzz/fuzz_$t.time")
+  echo "fuzz-smoke: $t: exit $rc, $execs runs, $cpu; ${stats:-no stats}"
   [[ $rc -eq 0 ]] || tail -n 60 "$log"
 }
 
