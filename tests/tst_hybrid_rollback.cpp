@@ -138,23 +138,28 @@ class TestHybridRollback : public QObject {
 
 private slots:
     // The chunk rule's state after the first n tokens, rebuilt from one run over T tokens,
-    // equals a run over only those n tokens bit for bit: within one chunk (T = 16) and across
-    // a chunk boundary (T = 100, chunk 64).
+    // equals a run over only those n tokens bit for bit: within one chunk (T = 16, chunk 64)
+    // and across chunk boundaries (T = 100, chunk 64; T = 20, chunk 8).
     void chunkRuleStateAfterIsBitExact_data() {
         QTest::addColumn<int>("tokens");
-        QTest::newRow("T16") << 16;
-        QTest::newRow("T100") << 100;
+        QTest::addColumn<int>("chunk");
+        QTest::newRow("T16-C64") << 16 << 64;
+        QTest::newRow("T100-C64") << 100 << 64;
+        QTest::newRow("T20-C8") << 20 << 8;
     }
     void chunkRuleStateAfterIsBitExact() {
         QFETCH(int, tokens);
+        QFETCH(int, chunk);
         const auto in = randomRuleInputs(tokens, 7);
         ChunkRuleTrace trace;
-        const auto full = chunkGatedDeltaRule(in.q, in.k, in.v, in.g, in.beta, in.initial, 64, &trace);
+        const auto full = chunkGatedDeltaRule(in.q, in.k, in.v, in.g, in.beta, in.initial, chunk, &trace);
         QCOMPARE(trace.rows, std::int64_t(tokens));
+        QCOMPARE(trace.chunk, std::int64_t(chunk));
         for (std::int64_t n = 1; n <= tokens; ++n) {
             auto first = [&](const at::Tensor& x) { return x.narrow(0, 0, n); };
             const auto direct =
-                chunkGatedDeltaRule(first(in.q), first(in.k), first(in.v), first(in.g), first(in.beta), in.initial).second;
+                chunkGatedDeltaRule(first(in.q), first(in.k), first(in.v), first(in.g), first(in.beta), in.initial, chunk)
+                    .second;
             const auto rebuilt = chunkRuleStateAfter(trace, n);
             QVERIFY2(at::equal(rebuilt, direct), qPrintable(QString("n = %1: max abs diff %2")
                                                                 .arg(n)

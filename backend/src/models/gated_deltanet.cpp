@@ -108,7 +108,7 @@ std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& qIn, con
                                          : at::zeros({H, Dk, Dv}, newValues.options());
     auto out = at::zeros_like(newValues);  // [H, N, C, Dv]
     q = q * cum.exp().unsqueeze(-1);
-    if (trace) *trace = {T, {}, k, decay, {}};
+    if (trace) *trace = {T, C, {}, k, decay, {}};
     const auto end = decayToChunkEnd(k, cum);
     for (std::int64_t i = 0; i < N; ++i) {
         const auto vNew = newValues.select(1, i) - at::matmul(kCumDecay.select(1, i), state);
@@ -124,10 +124,11 @@ std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& qIn, con
     return {o, state};
 }
 
-at::Tensor chunkRuleStateAfter(const ChunkRuleTrace& t, std::int64_t n, std::int64_t C) {
+at::Tensor chunkRuleStateAfter(const ChunkRuleTrace& t, std::int64_t n) {
     if (n < 1 || n > t.rows)
         throw Error("chunk rule: no state after " + std::to_string(n) + " of the traced run's " +
                     std::to_string(t.rows) + " tokens");
+    const auto C = t.chunk;
     const auto c = (n - 1) / C;  // the chunk holding token n - 1
     const auto r = n - c * C;    // its rows kept
     // Rows [0, r) of chunk c, zero-padded to C rows as a run over n tokens pads them, as [H, 1, C, ...].

@@ -30,6 +30,7 @@ struct GatedRmsNorm {
 /// state of a run over only the first n of its T tokens (float32, on the run's device).
 struct ChunkRuleTrace {
     std::int64_t rows = 0;                ///< T
+    std::int64_t chunk = 64;              ///< C
     std::vector<at::Tensor> chunkStates;  ///< state before each chunk [H, Dk, Dv]
     at::Tensor keys;                      ///< l2-normalised k, zero-padded [H, N, C, Dk]
     at::Tensor logDecay;                  ///< g, zero-padded [H, N, C]
@@ -52,7 +53,7 @@ std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& q, const
 /// of the traced run's tokens, from the same initial state, returns: the same operations
 /// on the same shapes, with rows >= n of the last chunk zero as that run pads them
 /// (docs/ENGINE.md, "Hybrid targets: state rollback"). Throws Error if n is out of range.
-at::Tensor chunkRuleStateAfter(const ChunkRuleTrace& trace, std::int64_t n, std::int64_t chunk = 64);
+at::Tensor chunkRuleStateAfter(const ChunkRuleTrace& trace, std::int64_t n);
 
 /// The same rule token by token (HF `torch_recurrent_gated_delta_rule`), used by HF for
 /// single-token steps on a cache. Same arguments and results as chunkGatedDeltaRule.
