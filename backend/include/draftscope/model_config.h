@@ -132,7 +132,7 @@ struct TransformerConfig {
     std::string weightPrefix = "model.";
 
     /// True if any layer is a recurrent (linear_attention) layer: its cache then carries
-    /// state that cannot be cropped (see KVCache::snapshot in the backend).
+    /// state that crops only within the last forward (see KVCache::crop in the backend).
     bool isHybrid() const {
         for (const auto& t : layerTypes)
             if (t == "linear_attention") return true;

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 
 namespace draftscope {
 
@@ -117,7 +116,6 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
 
     compat::resetPeakMemory(dev);
     KVCache targetCache = target.makeCache();
-    const bool hybrid = target.isHybrid();
     KVCache draftCache = drafter.makeCache();
     // Room for the whole run up front: no step reallocates or copies a cache.
     targetCache.reserve(P + maxNew + B);
@@ -148,10 +146,6 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         s.anchor = anchor;
         // Built on the device: a host-to-device copy of a pageable tensor would synchronise.
         const auto anchorRow = at::full({1}, anchor, longOpts.device(dev));
-        // Hybrid targets: Gated DeltaNet state cannot be cropped, so keep the state before
-        // the block (docs/ENGINE.md, "Hybrid targets: state rollback").
-        std::optional<KVCache::Snapshot> beforeBlock;
-        if (hybrid) beforeBlock = targetCache.snapshot();
         at::Tensor draftLogits, drafted, post;
         if (D > 0) {
             const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
@@ -236,18 +230,10 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         // Commit the anchor (already in `out`) and the produced tokens; the last one is the
         // next anchor, so the caches keep the anchor + n - 1 tokens.
         out.insert(out.end(), produced.begin(), produced.end());
-        const auto verifyIds = at::cat({anchorRow, drafted});
         start += n;
-        if (!hybrid) {
-            targetCache.crop(start);
-        } else if (n < verify) {
-            // Roll back to the state before the block and re-run the target on the n
-            // committed tokens only: the cache then equals that of a forward over exactly the
-            // committed tokens (attention rows recomputed too). Nothing to do if all verify
-            // tokens were committed. The features and logits of this step stay the verify pass's.
-            targetCache.restore(*beforeBlock);
-            target.forward(verifyIds.narrow(0, 0, n), targetCache, {{}, n, {}, {}, {}});
-        }
+        // Hybrid targets: each Gated DeltaNet layer adopts its state after the n committed
+        // tokens, rebuilt from the verify pass (docs/ENGINE.md, "Hybrid targets: state rollback").
+        targetCache.crop(start);
         ctx = at::cat({ctx, at::cat(v.hidden, -1).narrow(0, 0, n)});
         anchor = s.bonusToken;
         r.acceptanceLengths.push_back(static_cast<int>(n));

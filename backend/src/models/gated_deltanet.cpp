@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 namespace draftscope {
 
@@ -34,6 +35,24 @@ RuleInputs prepare(at::Tensor q, at::Tensor k, const at::Tensor& v, const at::Te
     return r;
 }
 
+/// The chunk rule's decays to the end of each chunk (HF: `k_i * (g[..., -1, None] - g).exp()`
+/// and `g[..., -1].exp()`), from l2-normalised keys k [H, N, C, Dk] and the cumulative log
+/// decays cum [H, N, C].
+struct ChunkEndDecay {
+    at::Tensor keys;   // [H, N, C, Dk]
+    at::Tensor total;  // [H, N, 1, 1]
+};
+ChunkEndDecay decayToChunkEnd(const at::Tensor& k, const at::Tensor& cum) {
+    const auto C = cum.size(-1);
+    return {k * (cum.narrow(-1, C - 1, 1) - cum).exp().unsqueeze(-1),
+            cum.select(-1, C - 1).exp().unsqueeze(-1).unsqueeze(-1)};
+}
+
+/// The state after chunk i (HF: `state * g[:, :, i, -1, None, None].exp() + k_i^T @ v_new`).
+at::Tensor nextChunkState(const at::Tensor& state, const ChunkEndDecay& d, std::int64_t i, const at::Tensor& vNew) {
+    return state * d.total.select(1, i) + at::matmul(d.keys.select(1, i).transpose(-1, -2), vNew);
+}
+
 }  // namespace
 
 at::Tensor GatedRmsNorm::operator()(const at::Tensor& x, const at::Tensor& gate) const {
@@ -48,7 +67,7 @@ at::Tensor GatedRmsNorm::operator()(const at::Tensor& x, const at::Tensor& gate)
 std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& qIn, const at::Tensor& kIn,
                                                       const at::Tensor& vIn, const at::Tensor& gIn,
                                                       const at::Tensor& betaIn, const at::Tensor& initial,
-                                                      std::int64_t C) {
+                                                      std::int64_t C, ChunkRuleTrace* trace) {
     const auto dtype = qIn.scalar_type();
     const auto T = vIn.size(0);
     const auto H = vIn.size(1), Dk = kIn.size(2), Dv = vIn.size(2);
@@ -89,16 +108,58 @@ std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& qIn, con
                                          : at::zeros({H, Dk, Dv}, newValues.options());
     auto out = at::zeros_like(newValues);  // [H, N, C, Dv]
     q = q * cum.exp().unsqueeze(-1);
-    k = k * (cum.narrow(-1, C - 1, 1) - cum).exp().unsqueeze(-1);
-    const auto chunkDecay = cum.select(-1, C - 1).exp().unsqueeze(-1).unsqueeze(-1);  // [H, N, 1, 1]
+    if (trace) *trace = {T, C, {}, k, decay, {}};
+    const auto end = decayToChunkEnd(k, cum);
     for (std::int64_t i = 0; i < N; ++i) {
         const auto vNew = newValues.select(1, i) - at::matmul(kCumDecay.select(1, i), state);
         const auto inter = at::matmul(q.select(1, i), state);
         out.select(1, i).copy_(inter + at::matmul(intra.select(1, i), vNew));
-        state = state * chunkDecay.select(1, i) + at::matmul(k.select(1, i).transpose(-1, -2), vNew);
+        if (trace) {
+            trace->chunkStates.push_back(state);
+            trace->newValues.push_back(vNew);
+        }
+        state = nextChunkState(state, end, i, vNew);
     }
     auto o = out.reshape({H, N * C, Dv}).narrow(1, 0, T).transpose(0, 1).contiguous().to(dtype);
     return {o, state};
+}
+
+at::Tensor chunkRuleStateAfter(const ChunkRuleTrace& t, std::int64_t n) {
+    if (n < 1 || n > t.rows)
+        throw Error("chunk rule: no state after " + std::to_string(n) + " of the traced run's " +
+                    std::to_string(t.rows) + " tokens");
+    const auto C = t.chunk;
+    const auto c = (n - 1) / C;  // the chunk holding token n - 1
+    const auto r = n - c * C;    // its rows kept
+    // Rows [0, r) of chunk c, zero-padded to C rows as a run over n tokens pads them, as [H, 1, C, ...].
+    auto keptRows = [&](const at::Tensor& x) {
+        std::vector<std::int64_t> pad(static_cast<std::size_t>(2 * (x.dim() - 2)), 0);
+        pad.push_back(0);
+        pad.push_back(C - r);
+        return at::constant_pad_nd(x.narrow(1, 0, r), pad).unsqueeze(1);
+    };
+    const auto cum = keptRows(t.logDecay.select(1, c)).cumsum(-1);  // [H, 1, C]
+    const auto end = decayToChunkEnd(keptRows(t.keys.select(1, c)), cum);
+    return nextChunkState(t.chunkStates[static_cast<std::size_t>(c)], end, 0,
+                          keptRows(t.newValues[static_cast<std::size_t>(c)]).select(1, 0));
+}
+
+LinearAttentionState blockPrefixState(const DeltaNetBlockTrace& b, std::int64_t n) {
+    if (n < 0 || n > b.rows)
+        throw Error("Gated DeltaNet: no state after " + std::to_string(n) + " of the last forward's " +
+                    std::to_string(b.rows) + " tokens");
+    if (n == 0) return {b.convBefore, b.recurrentBefore, nullptr};
+    const auto kernel = b.window.size(-1) - b.rows;
+    LinearAttentionState s{b.window.narrow(-1, n, kernel).contiguous(), {}, nullptr};
+    if (n == 1) {  // HF runs a single token on a cache with the recurrent rule
+        auto first = [](const at::Tensor& x) { return x.narrow(0, 0, 1); };
+        s.recurrent =
+            recurrentGatedDeltaRule(first(b.q), first(b.k), first(b.v), first(b.g), first(b.beta), b.recurrentBefore)
+                .second;
+    } else {
+        s.recurrent = chunkRuleStateAfter(b.chunk, n);
+    }
+    return s;
 }
 
 std::pair<at::Tensor, at::Tensor> recurrentGatedDeltaRule(const at::Tensor& qIn, const at::Tensor& kIn,
@@ -231,11 +292,15 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState& sta
     // HF: g = -A_log.float().exp() * softplus(a.float() + dt_bias)
     const auto g = -aLog_.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias_);
 
+    // On a cache, keep what rebuilds the state after any prefix of these tokens (KVCache::crop).
+    std::shared_ptr<DeltaNetBlockTrace> block;
+    if (hasPrevious) block = std::make_shared<DeltaNetBlockTrace>(
+                         DeltaNetBlockTrace{T, state.conv, state.recurrent, full, q, k, v, g, beta, {}});
     auto [core, newState] = (hasPrevious && T == 1)
                                 ? recurrentGatedDeltaRule(q, k, v, g, beta, state.recurrent)
-                                : chunkGatedDeltaRule(q, k, v, g, beta, hasPrevious ? state.recurrent : at::Tensor());
-    state.conv = newConv;
-    state.recurrent = newState;
+                                : chunkGatedDeltaRule(q, k, v, g, beta, hasPrevious ? state.recurrent : at::Tensor(),
+                                                      64, block ? &block->chunk : nullptr);
+    state = {newConv, newState, std::move(block)};
 
     const auto normed = norm_(core.reshape({-1, dv_}), z.reshape({-1, dv_})).reshape({T, valueDim});
     return out_(normed);

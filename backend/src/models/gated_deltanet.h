@@ -26,21 +26,56 @@ struct GatedRmsNorm {
     at::Tensor operator()(const at::Tensor& x, const at::Tensor& gate) const;
 };
 
+/// What the chunk rule keeps of one run so that chunkRuleStateAfter can rebuild the final
+/// state of a run over only the first n of its T tokens (float32, on the run's device).
+struct ChunkRuleTrace {
+    std::int64_t rows = 0;                ///< T
+    std::int64_t chunk = 64;              ///< C
+    std::vector<at::Tensor> chunkStates;  ///< state before each chunk [H, Dk, Dv]
+    at::Tensor keys;                      ///< l2-normalised k, zero-padded [H, N, C, Dk]
+    at::Tensor logDecay;                  ///< g, zero-padded [H, N, C]
+    std::vector<at::Tensor> newValues;    ///< per chunk, the corrected values v_new [H, C, Dv]
+};
+
 /// The gated delta rule over a sequence (HF `torch_chunk_gated_delta_rule`, chunk size
 /// `chunk`), in float32. q, k: [T, Hk, Dk]; v: [T, Hv, Dv] (Hv a multiple of Hk; each q/k
 /// head serves Hv/Hk consecutive value heads); g (log decay), beta: [T, Hv].
 /// q and k are l2-normalised inside and q is scaled by Dk^-0.5. `initial`: float32
 /// [Hv, Dk, Dv] or undefined (zeros). Returns the output [T, Hv, Dv] in q's dtype and the
-/// final state (float32 [Hv, Dk, Dv]).
+/// final state (float32 [Hv, Dk, Dv]). `trace`, if given, receives what
+/// chunkRuleStateAfter needs (references to intermediates: no extra work).
 std::pair<at::Tensor, at::Tensor> chunkGatedDeltaRule(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                                       const at::Tensor& g, const at::Tensor& beta,
-                                                      const at::Tensor& initial, std::int64_t chunk = 64);
+                                                      const at::Tensor& initial, std::int64_t chunk = 64,
+                                                      ChunkRuleTrace* trace = nullptr);
+
+/// The final state that chunkGatedDeltaRule over only the first n (1 <= n <= trace.rows)
+/// of the traced run's tokens, from the same initial state, returns: the same operations
+/// on the same shapes, with rows >= n of the last chunk zero as that run pads them
+/// (docs/ENGINE.md, "Hybrid targets: state rollback"). Throws Error if n is out of range.
+at::Tensor chunkRuleStateAfter(const ChunkRuleTrace& trace, std::int64_t n);
 
 /// The same rule token by token (HF `torch_recurrent_gated_delta_rule`), used by HF for
 /// single-token steps on a cache. Same arguments and results as chunkGatedDeltaRule.
 std::pair<at::Tensor, at::Tensor> recurrentGatedDeltaRule(const at::Tensor& q, const at::Tensor& k,
                                                           const at::Tensor& v, const at::Tensor& g,
                                                           const at::Tensor& beta, const at::Tensor& initial);
+
+/// What GatedDeltaNet::forward on a cache keeps of its T tokens (LinearAttentionState::block).
+struct DeltaNetBlockTrace {
+    std::int64_t rows = 0;            ///< T
+    at::Tensor convBefore, recurrentBefore;  ///< the state before the forward
+    at::Tensor window;                ///< conv inputs [conv_dim, kernel + T]: previous window, then the tokens
+    at::Tensor q, k, v, g, beta;      ///< the rule's inputs [T, ...] (a one-token prefix reruns the recurrent rule)
+    ChunkRuleTrace chunk;             ///< set when T > 1 (the chunk rule ran)
+};
+
+/// The layer state after the first n (0 <= n <= block.rows) tokens of a traced forward: what
+/// GatedDeltaNet::forward over exactly those n tokens from the state before it leaves (HF
+/// semantics: n = 1 the recurrent rule, n > 1 the chunk rule via chunkRuleStateAfter; the
+/// conv state is the last `kernel` conv inputs up to token n). The result has no trace.
+/// Throws Error if n is out of range.
+LinearAttentionState blockPrefixState(const DeltaNetBlockTrace& block, std::int64_t n);
 
 /// One Gated DeltaNet mixer (weights under `<layer>.linear_attn.`). Qwen3.5 stores the
 /// input projections as `in_proj_qkv`, `in_proj_z`, `in_proj_b`, `in_proj_a`; Qwen3-Next
@@ -60,7 +95,8 @@ public:
     /// As HF: without previous state (state.conv undefined) the conv sees zero padding and
     /// the chunk rule starts from zeros; with previous state the conv window continues
     /// from state.conv, a single token takes the recurrent rule and several tokens (a
-    /// verify block) the chunk rule from state.recurrent. Returns [T, H].
+    /// verify block) the chunk rule from state.recurrent; the new state then carries a
+    /// DeltaNetBlockTrace (state.block) for KVCache::crop. Returns [T, H].
     at::Tensor forward(const at::Tensor& x, LinearAttentionState& state) const;
 
     /// Tree verification (DDTree on a hybrid target): mixes the N tree rows x ([N, H],

@@ -3,6 +3,7 @@
 #include "checkpoints/weight_loader.h"
 #include "core/torch_compat.h"
 #include "draftscope/errors.h"
+#include "models/gated_deltanet.h"
 
 #include <cmath>
 
@@ -156,11 +157,29 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::T
 void KVCache::crop(std::int64_t length) {
     if (length > length_ || length < 0)
         throw Error("cannot crop a KV cache of " + std::to_string(length_) + " rows to " + std::to_string(length));
-    if (length < length_ && hasLinearState())
-        throw Error("cannot crop the cache of a hybrid target from " + std::to_string(length_) + " to " +
-                    std::to_string(length) + " tokens: Gated DeltaNet state cannot be cropped; restore a "
-                    "snapshot taken before the rejected tokens instead");
+    if (length < length_ && hasLinearState()) linear_ = linearStatesAt(length);
     length_ = length;
+}
+
+std::vector<LinearAttentionState> KVCache::linearStatesAt(std::int64_t length) const {
+    auto refuse = [&](const std::string& why) {
+        return Error("cannot crop the cache of a hybrid target from " + std::to_string(length_) + " to " +
+                     std::to_string(length) + " tokens: " + why + "; restore a snapshot taken before the "
+                     "rejected tokens instead");
+    };
+    for (const auto& t : treeLinear_)
+        if (t.recurrent.defined()) throw refuse("the last forward was a tree verification (commit a path)");
+    std::vector<LinearAttentionState> out = linear_;
+    for (std::size_t l = 0; l < linear_.size(); ++l) {
+        if (!linear_[l].recurrent.defined()) continue;
+        const auto& block = linear_[l].block;
+        const std::int64_t before = block ? length_ - block->rows : length_;
+        if (length < before)
+            throw refuse("Gated DeltaNet state goes back only within the last forward on a cache (layer " +
+                         std::to_string(l) + " can return to " + std::to_string(before) + " tokens at the earliest)");
+        out[l] = blockPrefixState(*block, length - before);
+    }
+    return out;
 }
 
 void KVCache::clear() {
@@ -192,7 +211,7 @@ void KVCache::commitTreePath(std::int64_t prefix, const std::vector<std::int64_t
         if (lastNode < 0 || lastNode >= tree.conv.size(0))
             throw Error("tree node " + std::to_string(lastNode) + " out of range (the last tree had " +
                         std::to_string(tree.conv.size(0)) + " nodes)");
-        adopted[l] = {tree.conv[lastNode].contiguous(), tree.recurrent[lastNode].contiguous()};
+        adopted[l] = {tree.conv[lastNode].contiguous(), tree.recurrent[lastNode].contiguous(), nullptr};
     }
     compactRows(prefix, rows);
     linear_ = std::move(adopted);
@@ -204,6 +223,15 @@ LinearAttentionState& KVCache::linearState(std::size_t layer) {
         throw Error("cache layer " + std::to_string(layer) + " out of range (" + std::to_string(linear_.size()) +
                     " layers)");
     return linear_[layer];
+}
+
+std::pair<at::Tensor, at::Tensor> KVCache::rows(std::size_t layer) const {
+    if (layer >= keys_.size())
+        throw Error("cache layer " + std::to_string(layer) + " out of range (" + std::to_string(keys_.size()) +
+                    " layers)");
+    const auto& K = keys_[layer];
+    if (!K.defined()) return {};
+    return {K.narrow(1, 0, length_), values_[layer].narrow(1, 0, length_)};
 }
 
 bool KVCache::hasLinearState() const {

@@ -7,6 +7,7 @@
 
 #include <ATen/ATen.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace draftscope {
 
 class WeightLoader;
 struct TensorSpec;
+struct DeltaNetBlockTrace;
 
 /// Weights are loaded in the compute dtype onto the compute device.
 struct LoadTarget {
@@ -80,14 +82,19 @@ private:
 struct LinearAttentionState {
     at::Tensor conv;       ///< [conv_dim, kernel]: the last `kernel` conv inputs, compute dtype
     at::Tensor recurrent;  ///< [value heads, key head dim, value head dim], float32
+    /// Set by a forward on a cache (GatedDeltaNet::forward with previous state): what rebuilds
+    /// the state after any prefix of that forward's tokens (blockPrefixState, gated_deltanet.h),
+    /// so KVCache::crop can go back within the last verify block. Null otherwise.
+    std::shared_ptr<const DeltaNetBlockTrace> block;
 };
 
 /// Per-layer key/value cache of shape [Hkv, capacity, D] per tensor. Rows [0, length) are
 /// committed; append() writes after them and returns views that include the new rows, and
 /// the caller commits with advance() or drops them by not advancing. crop() shortens.
 /// Hybrid targets also keep a LinearAttentionState per linear_attention layer; that state
-/// summarises every committed token and cannot be cropped: take a snapshot() before a
-/// forward that may be rejected and restore() it (see docs/ENGINE.md, "Hybrid targets").
+/// summarises every committed token: crop() goes back only within the last forward on a
+/// cache (the verify block), by adopting the state after the kept prefix of that block;
+/// further back, restore() a snapshot() (docs/ENGINE.md, "Hybrid targets: state rollback").
 class KVCache {
 public:
     explicit KVCache(std::int64_t numLayers = 0)
@@ -103,8 +110,11 @@ public:
     /// cached keys and values for rows [0, length+T).
     std::pair<at::Tensor, at::Tensor> append(std::size_t layer, const at::Tensor& k, const at::Tensor& v);
     void advance(std::int64_t rows) { length_ += rows; }
-    /// Keeps only the first `length` rows. Throws Error if length > current length, or if
-    /// length < current length and the cache holds linear-attention state (use restore()).
+    /// Keeps only the first `length` rows. With linear-attention state, each layer's state
+    /// becomes the state after the first n = length - (rows before the last forward) tokens
+    /// of that forward (blockPrefixState: no forward, bit-exact to HF's arithmetic on the same
+    /// inputs). Throws Error if length > current length, or, with linear-attention state,
+    /// if length is before the last forward on a cache or a tree forward is not committed.
     void crop(std::int64_t length);
     /// Keeps rows [0, prefix) and then `rows` (absolute row indices >= prefix), in order;
     /// the new length is prefix + rows.size(). Used to compact to an accepted tree path.
@@ -142,9 +152,14 @@ public:
     /// Returns to `s` (taken from this cache): length s.length, the snapshot's states.
     /// Throws Error if s.length exceeds the current length or the layer count differs.
     void restore(const Snapshot& s);
+    /// Committed keys and values of `layer` ([Hkv, length, D] views; undefined before the
+    /// layer's first append). Throws Error if layer is out of range.
+    std::pair<at::Tensor, at::Tensor> rows(std::size_t layer) const;
 
 private:
     std::vector<at::Tensor> keys_, values_;
+    /// Every layer's linear-attention state at `length` (crop()'s rule and errors).
+    std::vector<LinearAttentionState> linearStatesAt(std::int64_t length) const;
     void compactRows(std::int64_t prefix, const std::vector<std::int64_t>& rows);
     std::vector<LinearAttentionState> linear_;
     std::vector<LinearAttentionState> treeLinear_;  ///< per layer, stacked per tree node

@@ -72,8 +72,8 @@ public:
     /// LM head: [T, H] (already normed) -> float32 logits [T, V].
     at::Tensor lmHead(const at::Tensor& normedHidden) const;
     KVCache makeCache() const { return KVCache(config_.numLayers); }
-    /// True for targets with linear_attention layers: their cache cannot be cropped, only
-    /// restored from a KVCache::Snapshot.
+    /// True for targets with linear_attention layers: their cache crops only within the
+    /// last forward on it (KVCache::crop); further back, restore a KVCache::Snapshot.
     bool isHybrid() const { return config_.isHybrid(); }
 
     /// The tensors this architecture expects in a checkpoint; sparse MoE layers in
