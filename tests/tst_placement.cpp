@@ -1,8 +1,13 @@
 // Placement across devices (docs/ENGINE.md, "Placement across devices"): the planner on
-// hand-computed cases, the placement options' parsing and validation.
+// hand-computed cases, the placement options' parsing and validation, and exactness: a
+// target split into CPU placement groups ("cpu,cpu", forced boundaries at every layer
+// boundary) gives results bitwise identical to one device, for dense, hybrid and MoE
+// targets, chain DFlash (greedy and sampled) and DDTree.
 
+#include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "draftscope/placement.h"
+#include "draftscope/results_json.h"
 #include "draftscope/settings_validation.h"
 #include "test_support.h"
 
@@ -27,6 +32,81 @@ PlacementRequest fourLayers(Bytes limits, std::uint64_t reserve = 0) {
     for (std::size_t g = 0; g < limits.size(); ++g) r.deviceNames.push_back("cuda:" + std::to_string(g));
     r.deviceLimits = std::move(limits);
     return r;
+}
+
+/// A run as its results file records it, less what differs between placements (timing,
+/// peaks, the device option and the placement itself). Floats keep every bit (JSON writes
+/// the shortest round-tripping decimal).
+std::string comparable(nlohmann::json j) {
+    j.erase("timing_ms");
+    j.erase("peak_device_bytes");
+    j.erase("peak_device_bytes_per_device");
+    j.erase("placement");
+    if (j.contains("settings")) j["settings"].erase("device");
+    return j.dump();
+}
+
+struct Fixture {
+    std::string target;
+    std::string drafter;  ///< empty: a random drafter of `shape` is written
+    RandomDrafterShape shape{0, 0, 0, 0};
+    std::vector<std::int64_t> prompt;
+};
+
+/// What one placement produces on `f`: forward, greedy chain, sampled chain, DDTree.
+struct Outcome {
+    std::vector<float> hidden, logits;
+    std::string greedy, sampled, tree;
+};
+
+Outcome runAll(const Fixture& f, const std::string& drafterDir, const LoadOptions& load) {
+    Engine e;
+    e.loadTarget(f.target, load);
+    e.loadDrafter(drafterDir);
+    const auto p = idsPrompt(f.prompt);
+    Outcome o;
+    const auto fw = e.forward(p);
+    o.hidden = fw.hiddenStates;
+    o.logits = fw.logits;
+    RunSettings s;
+    s.maxNewTokens = 6;
+    s.ignoreEos = true;
+    o.greedy = comparable(toJson(e.run(p, s)));
+    s.temperature = 0.8;
+    s.seed = 7;
+    o.sampled = comparable(toJson(e.run(p, s)));
+    s.temperature = 0;
+    o.tree = comparable(toJson(e.runTree(p, s, 8)));
+    return o;
+}
+
+/// Every forced boundary of a `layers`-layer target on "cpu,cpu" against "cpu".
+void checkEverySplit(const Fixture& f, std::int64_t layers) {
+    QTemporaryDir tmp;
+    std::string drafterDir = f.drafter;
+    if (drafterDir.empty()) {
+        drafterDir = tmp.path().toStdString() + "/drafter";
+        writeRandomDrafter(drafterDir, f.shape, 6, 3);
+    }
+    const auto reference = runAll(f, drafterDir, {});
+    for (std::int64_t split = 0; split + 1 < layers; ++split) {
+        LoadOptions two;
+        two.device = "cpu,cpu";
+        two.splitAfterLayers = {split};
+        const auto o = runAll(f, drafterDir, two);
+        const QByteArray where = QByteArray("split after layer ") + QByteArray::number(static_cast<qlonglong>(split));
+        QVERIFY2(o.hidden == reference.hidden, where.constData());
+        QVERIFY2(o.logits == reference.logits, where.constData());
+        QVERIFY2(o.greedy == reference.greedy, where.constData());
+        QVERIFY2(o.sampled == reference.sampled, where.constData());
+        QVERIFY2(o.tree == reference.tree, where.constData());
+    }
+}
+
+std::vector<std::int64_t> prefix(const std::string& key, std::size_t n) {
+    auto ids = goldenTensors().readInt64(key);
+    ids.resize(n);
+    return ids;
 }
 
 }  // namespace
@@ -160,6 +240,82 @@ private slots:
         b = o;
         b.maxContext = 0;
         QVERIFY(fails(b).startsWith("max-context: expected an integer >= 1"));
+    }
+
+    // --- the engine --------------------------------------------------------------------
+    void loadRecordsPlacement() {
+        Engine e;
+        LoadOptions o;
+        o.device = "cpu,cpu,cpu";
+        o.splitAfterLayers = {1, 3};
+        o.drafterDevice = "cpu";
+        const auto s = e.loadTarget(demoTarget(), o);
+        QCOMPARE(s.devices, (std::vector<std::string>{"cpu", "cpu", "cpu"}));
+        QCOMPARE(s.placement, std::string("cpu: embeddings, layers 0-1, drafter; cpu: layers 2-3; cpu: layers 4-5, head"));
+        o = {};
+        o.device = "auto";  // no GPU here: the CPU
+        QCOMPARE(e.loadTarget(demoTarget(), o).devices, (std::vector<std::string>{"cpu"}));
+        QCOMPARE(e.targetSummary().placement, std::string("cpu: embeddings, layers 0-5, head, drafter"));
+    }
+
+    void tooSmallDeviceFailsBeforeLoading() {
+        Engine e;
+        LoadOptions o;
+        o.device = "cpu,cpu";
+        o.deviceMemory = {1024, 1024};
+        const auto msg = errorOf([&] { e.loadTarget(demoTarget(), o); });
+        QVERIFY2(msg.contains("the target does not fit on its devices: the embeddings"), qPrintable(msg));
+        QVERIFY2(msg.contains("available: cpu 1.00 KiB, cpu 1.00 KiB"), qPrintable(msg));
+        QVERIFY(!e.hasTarget());
+    }
+
+    void threeGroupsAreExact() {
+        const auto p = goldenPrompt(0);
+        Engine one, three;
+        one.loadTarget(demoTarget());
+        one.loadDrafter(demoDrafter());
+        LoadOptions o;
+        o.device = "cpu,cpu,cpu";
+        o.splitAfterLayers = {0, 4};
+        three.loadTarget(demoTarget(), o);
+        three.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 8;
+        QCOMPARE(comparable(toJson(three.run(p, s))), comparable(toJson(one.run(p, s))));
+        QCOMPARE(comparable(toJson(three.runTree(p, s, 8))), comparable(toJson(one.runTree(p, s, 8))));
+    }
+
+    void denseTargetSplitAnywhereIsExact() {
+        auto ids = promptIds(0);
+        ids.resize(std::min<std::size_t>(ids.size(), 12));
+        checkEverySplit({demoTarget(), demoDrafter(), {}, ids}, 6);
+    }
+
+    void hybridTargetSplitAnywhereIsExact() {
+        checkEverySplit({dataPath("models/qwen3_5-tiny-causallm"), {}, {128, 32, 256, 2048}, prefix("q35.input_ids", 12)},
+                        4);
+    }
+
+    void moeTargetSplitAnywhereIsExact() {
+        const auto moe = SafetensorsFile::open(dataPath("moe_goldens.safetensors"));
+        auto ids = moe->readInt64("tiny-qwen3_5-moe.input_ids");
+        ids.resize(12);
+        checkEverySplit({dataPath("models/tiny-qwen3_5-moe"), {}, {64, 16, 128, 512}, ids}, 4);
+    }
+
+    void denseMoeTargetSplitIsExact() {
+        // tiny-qwen3-moe has two layers (too few for the random drafter's taps): forward and
+        // greedy decoding only.
+        const auto moe = SafetensorsFile::open(dataPath("moe_goldens.safetensors"));
+        const auto p = idsPrompt(moe->readInt64("tiny-qwen3-moe.input_ids"));
+        Engine one, two;
+        one.loadTarget(dataPath("models/tiny-qwen3-moe"));
+        LoadOptions o;
+        o.device = "cpu,cpu";
+        o.splitAfterLayers = {0};
+        two.loadTarget(dataPath("models/tiny-qwen3-moe"), o);
+        QCOMPARE(two.forward(p).logits, one.forward(p).logits);
+        QCOMPARE(two.greedy(p, 8, true), one.greedy(p, 8, true));
     }
 };
 
