@@ -303,19 +303,35 @@ private slots:
         checkEverySplit({dataPath("models/tiny-qwen3_5-moe"), {}, {64, 16, 128, 512}, ids}, 4);
     }
 
-    void denseMoeTargetSplitIsExact() {
-        // tiny-qwen3-moe has two layers (too few for the random drafter's taps): forward and
-        // greedy decoding only.
-        const auto moe = SafetensorsFile::open(dataPath("moe_goldens.safetensors"));
-        const auto p = idsPrompt(moe->readInt64("tiny-qwen3-moe.input_ids"));
-        Engine one, two;
-        one.loadTarget(dataPath("models/tiny-qwen3-moe"));
-        LoadOptions o;
-        o.device = "cpu,cpu";
-        o.splitAfterLayers = {0};
-        two.loadTarget(dataPath("models/tiny-qwen3-moe"), o);
-        QCOMPARE(two.forward(p).logits, one.forward(p).logits);
-        QCOMPARE(two.greedy(p, 8, true), one.greedy(p, 8, true));
+    // Targets without a drafter fixture: the dense MoE target (two layers, too few for the
+    // random drafter's taps) and a Llama with tied embeddings (its LM head on the last group
+    // is a copy of the embedding table): forward and greedy decoding at every boundary.
+    void targetsWithoutDrafterSplitAreExact_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("layers");
+        QTest::newRow("qwen3-moe") << "tiny-qwen3-moe" << 2;
+        QTest::newRow("llama-tied") << "tiny-llama-tied" << 3;
+    }
+    void targetsWithoutDrafterSplitAreExact() {
+        QFETCH(QString, model);
+        QFETCH(int, layers);
+        const auto dir = dataPath("models/" + model.toStdString());
+        const auto p = idsPrompt({5, 17, 300, 42, 7, 99, 511, 3});
+        Engine one;
+        one.loadTarget(dir);
+        const auto reference = one.forward(p);
+        const auto greedy = one.greedy(p, 8, true);
+        for (int split = 0; split + 1 < layers; ++split) {
+            Engine two;
+            LoadOptions o;
+            o.device = "cpu,cpu";
+            o.splitAfterLayers = {split};
+            two.loadTarget(dir, o);
+            const auto f = two.forward(p);
+            QCOMPARE(f.hiddenStates, reference.hiddenStates);
+            QCOMPARE(f.logits, reference.logits);
+            QCOMPARE(two.greedy(p, 8, true), greedy);
+        }
     }
 };
 

@@ -22,6 +22,16 @@ void mlpSpecs(std::vector<TensorSpec>& s, const TransformerConfig& c, std::int64
     if (c.moe.isSparseLayer(l)) SparseMoeMlp::specs(s, p, c.hiddenSize, c.moe, experts);
     else SwiGluMlp::specs(s, p, c.hiddenSize, c.intermediateSize);
 }
+/// Bytes of layer l's cache: keys and values for `ctx` tokens, or a Gated DeltaNet layer's
+/// conv inputs (compute dtype, `elem` bytes) and float32 recurrent state.
+std::uint64_t layerStateBytes(const TransformerConfig& c, std::int64_t l, std::uint64_t elem, std::uint64_t ctx) {
+    const auto& la = c.linearAttention;
+    if (!isQwen3_5(c) || !isLinearLayer(c, l))
+        return 2 * static_cast<std::uint64_t>(c.numKvHeads * c.headDim) * ctx * elem;
+    const auto convDim = static_cast<std::uint64_t>(2 * la.numKeyHeads * la.keyHeadDim + la.numValueHeads * la.valueHeadDim);
+    return convDim * static_cast<std::uint64_t>(la.convKernel) * elem +
+           static_cast<std::uint64_t>(la.numValueHeads * la.keyHeadDim * la.valueHeadDim) * 4;
+}
 }  // namespace
 
 std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c, ExpertLayout experts) {
@@ -60,14 +70,6 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c,
     return s;
 }
 
-TargetPlacement TargetPlacement::single(const at::Device& device, std::int64_t numLayers) {
-    TargetPlacement p;
-    p.devices = {device};
-    p.plan.layerDevice.assign(static_cast<std::size_t>(numLayers), 0);
-    p.plan.bytesPerDevice = {0};
-    return p;
-}
-
 PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const WeightLoader& weights,
                                                at::ScalarType dtype, std::int64_t maxContext) {
     const auto experts = c.moe.enabled() ? detectExpertLayout(weights.names(), c.weightPrefix) : ExpertLayout::PerExpert;
@@ -87,17 +89,7 @@ PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const
             r.headBytes += n;
     }
     if (c.tieWordEmbeddings) r.headBytes += r.embeddingBytes;
-    const auto& la = c.linearAttention;
-    for (std::int64_t l = 0; l < c.numLayers; ++l) {
-        auto& b = r.layerBytes[static_cast<std::size_t>(l)];
-        if (isQwen3_5(c) && isLinearLayer(c, l)) {  // conv inputs (compute dtype) + float32 recurrent state
-            const auto convDim = static_cast<std::uint64_t>(2 * la.numKeyHeads * la.keyHeadDim + la.numValueHeads * la.valueHeadDim);
-            b += convDim * static_cast<std::uint64_t>(la.convKernel) * elem +
-                 static_cast<std::uint64_t>(la.numValueHeads * la.keyHeadDim * la.valueHeadDim) * 4;
-        } else {  // keys and values
-            b += 2 * static_cast<std::uint64_t>(c.numKvHeads * c.headDim) * ctx * elem;
-        }
-    }
+    for (std::int64_t l = 0; l < c.numLayers; ++l) r.layerBytes[static_cast<std::size_t>(l)] += layerStateBytes(c, l, elem, ctx);
     // The widest activations of a forward over maxContext rows: the MLP's gate and up
     // projections and their product beside the residual stream and its norm.
     const auto& m = c.moe;

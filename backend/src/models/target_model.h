@@ -51,8 +51,6 @@ struct TargetForwardResult {
 struct TargetPlacement {
     std::vector<at::Device> devices;  ///< one per group; groups may share a device ("cpu,cpu")
     PlacementPlan plan;
-    /// Every module and the drafters in one group on `device`.
-    static TargetPlacement single(const at::Device& device, std::int64_t numLayers);
 };
 
 /// A loaded target model. Not thread-safe; owned by one worker thread.
