@@ -403,7 +403,7 @@ private slots:
             {{"run", "--target", "/nonexistent", "--drafter", drafter, "--prompt", "x"}, "not found"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt", ""}, "no prompt given"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,x,3"}, "'x' is not an integer"},
-            {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "--device: expected cpu, cuda or cuda:N, found 'tpu'"},
+            {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"run", "--target", drafter, "--drafter", drafter, "--prompt", "x"}, "drafter"},
             {{"run", "--target", target, "--drafter", target, "--prompt", "x"}, "not a DFlash drafter"},
             {{"forward", "--model", target, "--prompt-file", "/nonexistent.txt", "--out", "/tmp/x.safetensors"},

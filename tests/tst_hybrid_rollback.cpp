@@ -26,7 +26,11 @@ namespace {
 std::unique_ptr<TargetModel> tinyQwen35() {
     const auto dir = dataPath("models/qwen3_5-tiny-causallm");
     const WeightLoader weights(dir);
-    return std::make_unique<TargetModel>(loadTargetConfig(dir), weights, at::kFloat, at::Device(at::kCPU));
+    const auto config = loadTargetConfig(dir);
+    TargetPlacement placement;  // one group on the CPU: everything on device 0
+    placement.devices = {at::Device(at::kCPU)};
+    placement.plan.layerDevice.assign(static_cast<std::size_t>(config.numLayers), 0);
+    return std::make_unique<TargetModel>(config, weights, at::kFloat, std::move(placement));
 }
 
 at::Tensor ids(const std::vector<std::int64_t>& v) { return at::tensor(v, at::TensorOptions().dtype(at::kLong)); }

@@ -128,9 +128,9 @@ private slots:
             QCOMPARE(message([&](LoadOptions& o) { o.device = ok; }), QString());
         for (const char* bad : {"tpu", "cuda:", "cuda:x", "cuda:-1", "cuda:12345", "CPU", ""})
             QCOMPARE(message([&](LoadOptions& o) { o.device = bad; }),
-                     QString("device: expected cpu, cuda or cuda:N, found '%1'").arg(bad));
+                     QString("device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found '%1'").arg(bad));
         QCOMPARE(message([](LoadOptions& o) { o.device = "cu\x01" "da\xff"; }),
-                 QString("device: expected cpu, cuda or cuda:N, found 'cu\\x01da\\xff'"));
+                 QString("device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'cu\\x01da\\xff'"));
         for (const char* ok : {"float32", "bfloat16", "bf16", "fp32", "f32"})
             QCOMPARE(message([&](LoadOptions& o) { o.dtype = ok; }), QString());
         QCOMPARE(message([](LoadOptions& o) { o.dtype = "float16"; }),
@@ -244,11 +244,22 @@ private slots:
              "--max-new: expected an integer from 1 to 4096 (tokens generated per prompt), found 5000"},
             {run + QStringList{"--threads", "-1"}, "--threads: expected an integer from 0 to 1024 (0 = all cores), found -1"},
             {eval + QStringList{"--threads", "5000"}, "--threads: expected an integer from 0 to 1024 (0 = all cores), found 5000"},
-            {run + QStringList{"--device", "tpu"}, "--device: expected cpu, cuda or cuda:N, found 'tpu'"},
-            {diagnose + QStringList{"--device", "cuda:x"}, "--device: expected cpu, cuda or cuda:N, found 'cuda:x'"},
+            {run + QStringList{"--device", "tpu"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
+            {diagnose + QStringList{"--device", "cuda:x"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'cuda:x'"},
             {run + QStringList{"--dtype", "float16"}, "--dtype: expected float32 or bfloat16, found 'float16'"},
+            {run + QStringList{"--device", "cpu,cpu", "--gpu-memory", "nanGiB,1GiB"},
+             "--gpu-memory: expected a comma-separated list of sizes >= 0 with a unit (e.g. 40GiB,40GiB; units B, KB, "
+             "MB, GB, TB, KiB, MiB, GiB, TiB), found 'nanGiB'"},
+            {eval + QStringList{"--device", "cpu,cpu", "--gpu-memory", "1GiB"},
+             "--gpu-memory: expected one limit per device of --device (2), found 1 limits"},
+            {diagnose + QStringList{"--device", "cpu,cpu", "--split-after", "1,2"},
+             "--split-after: expected one fewer layer index than devices listed in --device (1), found 2 indices"},
+            {run + QStringList{"--device", "cpu,cpu", "--drafter-device", "cuda:1"},
+             "--drafter-device: expected one of the devices listed in --device ('cpu,cpu'), found 'cuda:1'"},
+            {run + QStringList{"--max-context", "0"},
+             "--max-context: expected an integer >= 1 (tokens of KV cache planned per layer), found 0"},
             {{"compare-targets", "--target", target, "--prompt-ids", "1,2", "--device-b", "tpu"},
-             "--device-b: expected cpu, cuda or cuda:N, found 'tpu'"},
+             "--device-b: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"compare-targets", "--target", target, "--prompt-ids", "1,2", "--dtype-a", "half"},
              "--dtype-a: expected float32 or bfloat16, found 'half'"},
             {{"forward", "--model", target, "--prompt-ids", "1,2", "--out", path("f.safetensors"), "--dtype", "x"},
@@ -312,7 +323,7 @@ private slots:
         const QList<Case> cases = {
             {{"--max-new", "0"}, "--max-new: expected an integer >= 1 (tokens to generate), found 0"},
             {{"--max-new", "many"}, "--max-new: expected an integer >= 1 (tokens to generate), found 'many'"},
-            {{"--device", "tpu"}, "--device: expected cpu, cuda or cuda:N, found 'tpu'"},
+            {{"--device", "tpu"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"--dtype", "float16"}, "--dtype: expected float32 or bfloat16, found 'float16'"},
             {{"--target", path("missing")}, "--target: expected an existing directory, found '" + path("missing") + "' (not found)"},
             {{"--prompt-file", tmp_.path()}, "--prompt-file: expected an existing file, found '" + tmp_.path() + "' (a directory)"},

@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -99,15 +100,41 @@ struct PromptArgs {
 /// --device, --dtype, --threads, checked by validate(LoadOptions) (check(), before loading).
 struct DeviceArgs {
     LoadOptions load;
+    /// A bad --gpu-memory, kept from parsing (which fills load.deviceMemory) for check().
+    std::optional<InvalidSetting> gpuMemoryError;
     void add(CLI::App& cmd) {
-        cmd.add_option("--device", load.device, "cpu, cuda or cuda:N")->capture_default_str();
+        cmd.add_option("--device", load.device,
+                       "cpu, cuda, cuda:N, a comma-separated list splitting the target's layers across devices "
+                       "(cuda:0,cuda:1; cpu,cpu makes two groups on the CPU), or auto (every visible GPU)")
+            ->capture_default_str();
         cmd.add_option("--dtype", load.dtype, "float32 or bfloat16")->capture_default_str();
         cmd.add_option("--threads", load.threads, "CPU threads, 0.." + std::to_string(kMaxThreads) + " (0 = all cores)")
             ->capture_default_str();
+        cmd.add_option_function<std::string>(
+            "--gpu-memory",
+            [this](const std::string& text) {
+                try {
+                    load.deviceMemory = parseMemoryLimits(text);
+                } catch (const InvalidSetting& e) {
+                    gpuMemoryError = e;
+                }
+            },
+            "usable memory per device of --device, e.g. 40GiB,40GiB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB); "
+            "default: a GPU's free memory, the CPU unlimited");
+        cmd.add_option("--split-after", load.splitAfterLayers,
+                       "force the placement: device g+1 starts after decoder layer N_g (0-based; one fewer than devices)")
+            ->delimiter(',');
+        cmd.add_option("--drafter-device", load.drafterDevice,
+                       "device of the drafters and tapped features (one of --device); default: the most room left");
+        cmd.add_option("--max-context", load.maxContext, "tokens of KV cache the memory plan reserves per layer")
+            ->capture_default_str();
     }
-    /// Throws InvalidSetting naming the option ("--device: expected cpu, cuda or cuda:N, found 'tpu'").
+    /// Throws InvalidSetting naming the option ("--device: expected cpu, cuda, ..., found 'tpu'").
     void check() const {
-        checkOptions([&] { validate(load); });
+        checkOptions([&] {
+            if (gpuMemoryError) throw *gpuMemoryError;
+            validate(load);
+        });
     }
 };
 

@@ -50,6 +50,7 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
         bool first = true;
         for (const auto& [t, n] : types) std::cerr << (first ? "" : ", ") << n << " " << t, first = false;
         std::cerr << ")\n";
+        if (target.devices.size() > 1) std::cerr << "placement: " << target.placement << "\n";
     }
     std::cerr << "loading drafter " << drafterDir << "\n";
     const auto drafter = engine.loadDrafter(drafterDir, drafterConfig);

@@ -1,5 +1,6 @@
 #include "cli/run_report.h"
 
+#include "draftscope/placement.h"
 #include "draftscope/tokenizer.h"
 
 #include <cstdio>
@@ -83,8 +84,13 @@ void printRunSummary(std::ostream& out, const RunResult& run) {
     out << std::setprecision(1) << "\ntiming: prefill " << run.timing.prefillMs << " ms, decode "
         << run.timing.decodeMs << " ms, total " << run.timing.totalMs << " ms (" << run.device << ", "
         << run.dtype << ")";
-    if (run.timing.peakDeviceBytes >= 0)
+    if (run.timing.peakPerDevice.size() > 1) {
+        out << ", peak memory per device:";
+        for (const auto& p : run.timing.peakPerDevice)
+            out << " " << p.device << " " << (p.bytes >= 0 ? formatBytes(static_cast<std::uint64_t>(p.bytes)) : "n/a");
+    } else if (run.timing.peakDeviceBytes >= 0) {
         out << ", peak device memory " << static_cast<double>(run.timing.peakDeviceBytes) / (1 << 20) << " MiB";
+    }
     out << "\n";
     out.unsetf(std::ios::floatfield);
 }

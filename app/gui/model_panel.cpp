@@ -90,7 +90,11 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     drafterB_->setToolTip(tr("Drafter B: the DFlash drafter to compare with drafter A (e.g. a reference drafter, or "
                              "another training step)"));
     device_ = new QComboBox(this);
-    device_->addItems({"cpu", "cuda"});
+    device_->setObjectName("device");
+    device_->setEditable(true);  // a list splits the target across devices: cuda:0,cuda:1
+    device_->addItems({"cpu", "cuda", "auto"});
+    device_->setToolTip(tr("cpu, cuda, cuda:N, or a comma-separated list (cuda:0,cuda:1) that splits the target's "
+                           "layers across those devices; auto = every visible GPU"));
     dtype_ = new QComboBox(this);
     dtype_->addItems({"float32", "bfloat16"});
     load_ = new QPushButton(tr("Load models"), this);
@@ -144,7 +148,7 @@ ModelRequest ModelPanel::request() const {
     r.targetDir = target_->currentText().trimmed();
     r.drafterDir = drafter_->currentText().trimmed();
     if (compare_->isChecked()) r.drafterBDir = drafterB_->currentText().trimmed();
-    r.device = device_->currentText();
+    r.device = device_->currentText().trimmed();
     r.dtype = dtype_->currentText();
     return r;
 }

@@ -15,11 +15,25 @@ namespace draftscope {
 
 class Tokenizer;
 
-/// Where and in which precision models run.
+/// Where and in which precision models run (docs/ENGINE.md, "Placement across devices").
 struct LoadOptions {
-    std::string device = "cpu";     ///< "cpu", "cuda" or "cuda:N"
+    /// "cpu", "cuda" or "cuda:N"; a comma-separated list ("cuda:0,cuda:1") splits the target's
+    /// layers across those devices (one placement group each; "cpu,cpu" makes two groups on
+    /// the CPU with the same boundary copies); "auto" = every visible GPU (else the CPU).
+    std::string device = "cpu";
     std::string dtype = "float32";  ///< "float32" or "bfloat16"
     int threads = 0;                ///< CPU intra-op threads, 0 = all cores
+    /// Usable bytes per device of `device` (parseMemoryLimits); empty = a GPU's free memory,
+    /// the CPU unlimited.
+    std::vector<std::uint64_t> deviceMemory;
+    /// Forced boundaries: device g+1 starts after decoder layer splitAfterLayers[g]
+    /// (0-based; one fewer than devices). Empty = planned from the sizes.
+    std::vector<std::int64_t> splitAfterLayers;
+    /// Device of the drafters and the tapped features (one of `device`'s entries; the first
+    /// match); empty = the device with the most room left after the target.
+    std::string drafterDevice;
+    /// Context (tokens) whose KV cache the memory plan reserves on each layer's device.
+    std::int64_t maxContext = 4096;
 };
 
 /// What was loaded, for logs, the inspector and result files.
@@ -42,6 +56,9 @@ struct ModelSummary {
     /// Per-layer attention layout (DrafterConfig::layers, DFLASH.md section 9); describe
     /// it with describeLayout() (draftscope/masks.h).
     std::vector<LayerAttention> layout;
+    // Targets only (docs/ENGINE.md, "Placement across devices"):
+    std::vector<std::string> devices;  ///< the placement groups, in order
+    std::string placement;             ///< describePlacement(): devices per layer range
 };
 
 /// Whether models can load on device "cuda": the libtorch build has CUDA and a device is

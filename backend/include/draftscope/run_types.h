@@ -95,6 +95,13 @@ struct VerifyStep {
     int acceptanceLength() const { return acceptedCount + 1; }
 };
 
+/// Peak bytes held by tensors on one device of a run's placement (CUDA caching-allocator
+/// statistics, weights included); -1 on the CPU.
+struct DevicePeak {
+    std::string device;  ///< as LoadOptions::device names it ("cuda:1")
+    std::int64_t bytes = -1;
+};
+
 /// Wall-clock timing of a run, milliseconds (host clock; each phase ends at a point where
 /// the host waits for the device anyway).
 struct RunTiming {
@@ -102,8 +109,11 @@ struct RunTiming {
     double decodeMs = 0;   ///< all draft + verify steps
     double totalMs = 0;
     /// Peak bytes held by tensors on the device during the run, weights included (CUDA
-    /// caching-allocator statistics); -1 on the CPU.
+    /// caching-allocator statistics); -1 on the CPU. With several devices: the largest of
+    /// peakPerDevice.
     std::int64_t peakDeviceBytes = -1;
+    /// The peak of each distinct device of the target's placement, in placement order.
+    std::vector<DevicePeak> peakPerDevice;
 };
 
 /// Everything one DFlash run produced.
@@ -123,6 +133,8 @@ struct RunResult {
     RunSettings settings;
     RunTiming timing;
     std::string device, dtype;
+    /// Devices per layer range (ModelSummary::placement of the target), empty if unknown.
+    std::string placement;
 };
 
 /// Output of one target forward over a prompt (HF conventions).

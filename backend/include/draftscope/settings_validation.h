@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace draftscope {
 
@@ -49,11 +50,23 @@ void validate(const RunSettings& settings);
 /// spaces). Throws InvalidSetting for "seed" otherwise: a "-1" must not wrap around to 2^64 - 1.
 std::uint64_t parseSeed(const std::string& text);
 
-/// Checks load options before anything loads: device "cpu", "cuda" or "cuda:N" (whether
-/// CUDA is there is checked when loading), dtype "float32" or "bfloat16" (or their short
-/// spellings fp32, f32, bf16), threads in 0..kMaxThreads. Throws InvalidSetting naming the
-/// first bad field.
+/// Checks load options before anything loads: device "cpu", "cuda", "cuda:N", a
+/// comma-separated list of those, or "auto" alone (whether CUDA is there is checked when
+/// loading); dtype "float32" or "bfloat16" (or their short spellings fp32, f32, bf16);
+/// threads in 0..kMaxThreads; one memory limit per listed device; one fewer forced
+/// boundary than devices, strictly increasing from 0; a drafter device among the listed
+/// ones; max-context >= 1. Throws InvalidSetting naming the first bad field.
 void validate(const LoadOptions& options);
+
+/// The entries of a device list ("cuda:0,cuda:1" -> {"cuda:0", "cuda:1"}; "auto" stays
+/// one entry), each checked as validate(LoadOptions) does. Throws InvalidSetting("device").
+std::vector<std::string> deviceList(const std::string& device);
+
+/// Parses per-device memory limits "40GiB,40GiB": each a number >= 0 (decimals allowed)
+/// with a unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024),
+/// rounded down to whole bytes. Throws InvalidSetting for "gpu-memory" naming the bad entry
+/// (no unit, NaN, negative, overflow).
+std::vector<std::uint64_t> parseMemoryLimits(const std::string& text);
 
 /// What an input path option must name.
 enum class PathKind { File, Directory, FileOrDirectory };

@@ -1,5 +1,6 @@
 #include "draftscope/settings_validation.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -39,7 +40,58 @@ bool isCudaIndex(const std::string& name) {
     return true;
 }
 
+/// The comma-separated entries of `text` (an empty entry stays empty).
+std::vector<std::string> splitCommas(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (auto comma = text.find(','); comma != std::string::npos; comma = text.find(',', from)) {
+        out.push_back(text.substr(from, comma - from));
+        from = comma + 1;
+    }
+    out.push_back(text.substr(from));
+    return out;
+}
+
+/// One "40GiB" entry of a memory list, in bytes.
+std::uint64_t parseMemoryLimit(const std::string& entry) {
+    static const std::pair<const char*, double> kUnits[] = {
+        {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+        {"KB", 1e3},     {"MB", 1e6},        {"GB", 1e9},          {"TB", 1e12},  {"B", 1.0}};
+    const auto bad = [&] {
+        return InvalidSetting("gpu-memory", "a comma-separated list of sizes >= 0 with a unit (e.g. 40GiB,40GiB; "
+                                            "units B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)", quoted(entry));
+    };
+    for (const auto& [unit, scale] : kUnits) {
+        const std::string u = unit;
+        if (entry.size() <= u.size() || entry.compare(entry.size() - u.size(), u.size(), u) != 0) continue;
+        const std::string number = entry.substr(0, entry.size() - u.size());
+        if (number.find_first_not_of("0123456789.") != std::string::npos) throw bad();  // no sign, nan, inf, spaces
+        char* end = nullptr;
+        const double v = std::strtod(number.c_str(), &end) * scale;
+        if (end != number.c_str() + number.size() || !(v >= 0) || v >= 18446744073709551615.0) throw bad();
+        return static_cast<std::uint64_t>(v);
+    }
+    throw bad();
+}
+
 }  // namespace
+
+std::vector<std::string> deviceList(const std::string& device) {
+    const auto entries = splitCommas(device);
+    for (const auto& e : entries) {
+        const bool ok = e == "cpu" || e == "cuda" || isCudaIndex(e) || (e == "auto" && entries.size() == 1);
+        if (!ok)
+            throw InvalidSetting("device", "cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto",
+                                 quoted(device));
+    }
+    return entries;
+}
+
+std::vector<std::uint64_t> parseMemoryLimits(const std::string& text) {
+    std::vector<std::uint64_t> out;
+    for (const auto& e : splitCommas(text)) out.push_back(parseMemoryLimit(e));
+    return out;
+}
 
 void validate(const RunSettings& s) {
     if (s.maxNewTokens < 1)
@@ -68,9 +120,36 @@ std::uint64_t parseSeed(const std::string& text) {
     return v;
 }
 
+namespace {
+
+/// The placement fields of LoadOptions against the device list `devices`.
+void validatePlacement(const LoadOptions& o, const std::vector<std::string>& devices) {
+    const bool automatic = devices.front() == "auto";
+    const auto n = devices.size();
+    if (!o.deviceMemory.empty() && !automatic && o.deviceMemory.size() != n)
+        throw InvalidSetting("gpu-memory", "one limit per device of --device (" + std::to_string(n) + ")",
+                             std::to_string(o.deviceMemory.size()) + " limits");
+    const auto& split = o.splitAfterLayers;
+    if (!split.empty() && (automatic || split.size() + 1 != n))
+        throw InvalidSetting("split-after", "one fewer layer index than devices listed in --device (" +
+                                                std::to_string(n - 1) + ")", std::to_string(split.size()) + " indices");
+    for (std::size_t i = 0; i < split.size(); ++i)
+        if (split[i] < 0 || (i > 0 && split[i] <= split[i - 1]))
+            throw InvalidSetting("split-after", "strictly increasing decoder layer indices >= 0",
+                                 std::to_string(split[i]) + " at position " + std::to_string(i + 1));
+    if (!o.drafterDevice.empty() && !automatic &&
+        std::find(devices.begin(), devices.end(), o.drafterDevice) == devices.end())
+        throw InvalidSetting("drafter-device", "one of the devices listed in --device ('" + o.device + "')",
+                             quoted(o.drafterDevice));
+    if (o.maxContext < 1)
+        throw InvalidSetting("max-context", "an integer >= 1 (tokens of KV cache planned per layer)",
+                             std::to_string(o.maxContext));
+}
+
+}  // namespace
+
 void validate(const LoadOptions& o) {
-    if (o.device != "cpu" && o.device != "cuda" && !isCudaIndex(o.device))
-        throw InvalidSetting("device", "cpu, cuda or cuda:N", quoted(o.device));
+    validatePlacement(o, deviceList(o.device));
     static const char* const kDtypes[] = {"float32", "fp32", "f32", "bfloat16", "bf16"};
     bool known = false;
     for (const char* d : kDtypes) known = known || o.dtype == d;

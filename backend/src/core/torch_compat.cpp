@@ -6,6 +6,8 @@
 #include <torch/cuda.h>
 #include <torch/version.h>
 
+#include <dlfcn.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <limits>
@@ -154,6 +156,28 @@ void resetPeakMemory(const at::Device& device) {
     (void)device;
 #endif
 }
+
+std::optional<std::uint64_t> deviceFreeBytes(const at::Device& device) {
+    if (!device.is_cuda()) return std::nullopt;
+    // cudart is loaded with libtorch's CUDA libraries; looked up at run time so a CPU build
+    // and a CUDA build link the same way.
+    using GetDevice = int (*)(int*);
+    using SetDevice = int (*)(int);
+    using MemGetInfo = int (*)(std::size_t*, std::size_t*);
+    const auto get = reinterpret_cast<GetDevice>(::dlsym(RTLD_DEFAULT, "cudaGetDevice"));
+    const auto set = reinterpret_cast<SetDevice>(::dlsym(RTLD_DEFAULT, "cudaSetDevice"));
+    const auto info = reinterpret_cast<MemGetInfo>(::dlsym(RTLD_DEFAULT, "cudaMemGetInfo"));
+    int previous = 0;
+    if (!get || !set || !info || get(&previous) != 0) return std::nullopt;
+    const int index = device.has_index() ? device.index() : previous;
+    std::size_t freeBytes = 0, totalBytes = 0;
+    const bool ok = set(index) == 0 && info(&freeBytes, &totalBytes) == 0;
+    set(previous);
+    if (!ok) return std::nullopt;
+    return static_cast<std::uint64_t>(freeBytes);
+}
+
+int cudaDeviceCount() { return at::hasCUDA() ? static_cast<int>(torch::cuda::device_count()) : 0; }
 
 at::Device parseDevice(const std::string& name) {
     if (name == "cpu") return at::Device(at::kCPU);

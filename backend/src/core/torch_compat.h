@@ -51,6 +51,13 @@ DeviceMemoryStats deviceMemoryStats(const at::Device& device);
 /// Starts a new peak-memory window on `device` (no-op on the CPU).
 void resetPeakMemory(const at::Device& device);
 
+/// Bytes free on `device` as the CUDA driver reports them (cudaMemGetInfo, looked up in the
+/// loaded CUDA runtime, so no link dependency), or std::nullopt on the CPU or where that
+/// runtime is not loaded.
+std::optional<std::uint64_t> deviceFreeBytes(const at::Device& device);
+/// Number of visible CUDA devices (0 in a CPU build).
+int cudaDeviceCount();
+
 /// Parses "cpu", "cuda" or "cuda:N"; throws Error if CUDA is requested but unavailable.
 at::Device parseDevice(const std::string& name);
 /// Parses "float32" / "bfloat16" (also "fp32", "bf16", "float16"); throws Error otherwise.

@@ -84,7 +84,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         const auto d = drafter.draft(ctx, at::tensor(blockIds, longOpts).to(dev), draftCache, revision);
         const std::int64_t draftRows = std::min(B - 1, blockLen);
         const at::Tensor draftLogits =
-            blockLen == B ? d.logits : target.lmHead(d.hidden.narrow(0, blockLen - draftRows, draftRows)).to(at::kFloat);
+            blockLen == B ? d.logits : target.drafterLogits(d.hidden.narrow(0, blockLen - draftRows, draftRows));
         const DraftTree tree = treeFromDraftLogits(anchor, draftLogits, budget);
         const int N = tree.size();
 
@@ -128,7 +128,8 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
         std::vector<std::int64_t> rows;
         for (int node : s.acceptedPath) rows.push_back(past + node);
         targetCache.commitTreePath(past, rows, s.acceptedPath.back());
-        const auto pathIdx = at::tensor(std::vector<std::int64_t>(s.acceptedPath.begin(), s.acceptedPath.end()), longOpts).to(dev);
+        const auto pathIdx = at::tensor(std::vector<std::int64_t>(s.acceptedPath.begin(), s.acceptedPath.end()), longOpts)
+                                 .to(target.drafterDevice());
         ctx = at::cat(v.hidden, -1).index_select(0, pathIdx);
         start += L;
         anchor = s.bonusToken;

@@ -9,6 +9,7 @@
 #include "draftscope/chat_template.h"
 #include "draftscope/errors.h"
 #include "draftscope/model_config.h"
+#include "draftscope/placement.h"
 #include "draftscope/settings_validation.h"
 #include "draftscope/stop_tokens.h"
 #include "draftscope/tokenizer.h"
@@ -51,6 +52,67 @@ ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const
     return s;
 }
 
+/// The placement groups of LoadOptions::device: its entries, "auto" expanded to every
+/// visible GPU (the CPU when there is none).
+std::vector<std::string> placementDevices(const std::string& device) {
+    auto names = deviceList(device);
+    if (names.front() != "auto") return names;
+    names.clear();
+    for (int i = 0; i < compat::cudaDeviceCount(); ++i) names.push_back("cuda:" + std::to_string(i));
+    if (names.empty()) names.push_back("cpu");
+    return names;
+}
+
+/// Where the target's modules go (docs/ENGINE.md, "Placement across devices"): planned from
+/// the module sizes and each device's limit (--gpu-memory, else a GPU's free memory).
+TargetPlacement planTarget(const TransformerConfig& config, const WeightLoader& weights, at::ScalarType dtype,
+                           const LoadOptions& o) {
+    const auto names = placementDevices(o.device);
+    if (!o.deviceMemory.empty() && o.deviceMemory.size() != names.size())
+        throw InvalidSetting("gpu-memory", "one limit per device (" + o.device + ": " + std::to_string(names.size()) + ")",
+                             std::to_string(o.deviceMemory.size()) + " limits");
+    auto request = TargetModel::placementRequest(config, weights, dtype, o.maxContext);
+    request.deviceNames = names;
+    request.splitAfterLayers = o.splitAfterLayers;
+    TargetPlacement placement;
+    for (std::size_t g = 0; g < names.size(); ++g) {
+        placement.devices.push_back(compat::parseDevice(names[g]));
+        const auto free = compat::deviceFreeBytes(placement.devices.back());
+        request.deviceLimits.push_back(!o.deviceMemory.empty() ? o.deviceMemory[g] : free.value_or(kUnlimitedBytes));
+    }
+    if (!o.drafterDevice.empty()) {
+        const auto it = std::find(names.begin(), names.end(), o.drafterDevice);
+        if (it == names.end())
+            throw InvalidSetting("drafter-device", "one of the devices of --device (" + o.device + ")", "'" + o.drafterDevice + "'");
+        request.drafterDevice = static_cast<int>(it - names.begin());
+    }
+    placement.plan = planPlacement(request);
+    return placement;
+}
+
+/// Each distinct device of the target's placement once, with its name, in placement order.
+std::vector<std::pair<std::string, at::Device>> distinctDevices(const TargetModel& target,
+                                                                const std::vector<std::string>& names) {
+    std::vector<std::pair<std::string, at::Device>> out;
+    const auto& devices = target.placement().devices;
+    for (std::size_t g = 0; g < devices.size(); ++g) {
+        bool seen = false;
+        for (const auto& [_, d] : out) seen = seen || d == devices[g];
+        if (!seen) out.emplace_back(names[g], devices[g]);
+    }
+    return out;
+}
+
+/// Per-device peaks since the last resetPeakMemory(); RunTiming::peakDeviceBytes becomes
+/// their maximum.
+void recordPeaks(const TargetModel& target, const std::vector<std::string>& names, RunTiming& timing) {
+    for (const auto& [name, device] : distinctDevices(target, names)) {
+        const auto bytes = compat::deviceMemoryStats(device).peakAllocated;
+        timing.peakPerDevice.push_back({name, bytes});
+        timing.peakDeviceBytes = std::max(timing.peakDeviceBytes, bytes);
+    }
+}
+
 }  // namespace
 
 bool cudaAvailable() { return at::hasCUDA(); }
@@ -62,12 +124,13 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
     return guarded("loading the target", [&]() {
         c10::InferenceMode guard;
         validate(options);
-        const auto device = compat::parseDevice(options.device);
         const auto dtype = compat::parseDtype(options.dtype);
         compat::configureThreads(options.threads);
         auto config = loadTargetConfig(dir);
         WeightLoader weights(dir);
-        auto target = std::make_unique<TargetModel>(config, weights, dtype, device);
+        auto placement = planTarget(config, weights, dtype, options);
+        const auto devices = placementDevices(options.device);
+        auto target = std::make_unique<TargetModel>(config, weights, dtype, std::move(placement));
 
         std::unique_ptr<Tokenizer> tok;
         if (fs::exists(fs::path(dir) / "tokenizer.json"))
@@ -80,10 +143,11 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         d_->target = std::move(target);
         d_->tokenizer = std::move(tok);
         d_->options = options;
-        d_->device = device;
         d_->dtype = dtype;
         d_->stopIds = stops;
         d_->targetSummary = summarize(config, dir, d_->target->weightReport(), d_->target->parameterCount());
+        d_->targetSummary.devices = devices;
+        d_->targetSummary.placement = describePlacement(d_->target->placement().plan, devices);
         return d_->targetSummary;
     });
 }
@@ -201,10 +265,14 @@ RunResult Engine::run(const PromptSpec& prompt, const RunSettings& settings, con
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(settings.drafter);
         const auto ids = encodePrompt(prompt);
+        const auto& names = d_->targetSummary.devices;
+        for (const auto& [_, device] : distinctDevices(*d_->target, names)) compat::resetPeakMemory(device);
         auto r = runDFlash(*d_->target, drafter, ids, settings, StopTokens(d_->stopIds, settings.ignoreEos), progress,
                            cancel);
+        recordPeaks(*d_->target, names, r.timing);
         r.device = d_->options.device;
         r.dtype = d_->options.dtype;
+        r.placement = d_->targetSummary.placement;
         return r;
     });
 }

@@ -20,7 +20,6 @@ namespace draftscope {
 
 struct Engine::Impl {
     LoadOptions options;
-    at::Device device{at::kCPU};
     at::ScalarType dtype = at::kFloat;
     std::unique_ptr<TargetModel> target;
     std::unique_ptr<Tokenizer> tokenizer;

@@ -37,6 +37,14 @@ void writeSamplingJson(nlohmann::json& j, const RunSettings& s) {
     j["record_top_k"] = s.recordTopK;
 }
 
+namespace {
+nlohmann::json peaksJson(const std::vector<DevicePeak>& peaks) {
+    auto a = nlohmann::json::array();
+    for (const auto& p : peaks) a.push_back({{"device", p.device}, {"bytes", p.bytes}});
+    return a;
+}
+}  // namespace
+
 nlohmann::json toJson(const RunResult& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : r.steps) steps.push_back(toJson(s));
@@ -65,6 +73,8 @@ nlohmann::json toJson(const RunResult& r) {
         {"timing_ms",
          {{"prefill", r.timing.prefillMs}, {"decode", r.timing.decodeMs}, {"total", r.timing.totalMs}}},
         {"peak_device_bytes", r.timing.peakDeviceBytes},
+        {"peak_device_bytes_per_device", peaksJson(r.timing.peakPerDevice)},
+        {"placement", r.placement},
     };
 }
 
@@ -108,6 +118,10 @@ nlohmann::json toJson(const ModelSummary& m) {
         {"warnings", m.warnings},
     };
     if (!m.source.empty()) j["source"] = m.source;
+    if (!m.devices.empty()) {
+        j["devices"] = m.devices;
+        j["placement"] = m.placement;
+    }
     if (m.blockSize) {
         j["block_size"] = m.blockSize;
         j["mask_token_id"] = m.maskTokenId;
@@ -327,6 +341,14 @@ RunTiming timingFromJson(const Reader& r) {
     t.prefillMs = tm.real("prefill");
     t.decodeMs = tm.real("decode");
     t.totalMs = tm.real("total");
+    if (r.has("peak_device_bytes")) t.peakDeviceBytes = r.integer("peak_device_bytes");
+    if (r.has("peak_device_bytes_per_device")) {  // absent before placement across devices
+        const auto& a = r.array("peak_device_bytes_per_device");
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const Reader p(a[i], r.item("peak_device_bytes_per_device", i));
+            t.peakPerDevice.push_back({p.string("device"), p.integer("bytes")});
+        }
+    }
     return t;
 }
 
@@ -396,6 +418,7 @@ RunResult runResultFromJson(const json& j, const std::string& where) {
     run.device = st.string("device");
     run.dtype = st.string("dtype");
     run.timing = timingFromJson(r);
+    if (r.has("placement")) run.placement = r.string("placement");
     return run;
 }
 
@@ -442,6 +465,10 @@ ModelSummary modelSummaryFromJson(const json& j, const std::string& where) {
     m.unexpectedTensors = r.strings("unexpected_tensors");
     m.ignoredTensors = r.strings("ignored_tensors");
     m.warnings = r.strings("warnings");
+    if (r.has("devices")) {  // targets loaded since placement across devices
+        m.devices = r.strings("devices");
+        m.placement = r.string("placement");
+    }
     if (r.has("block_size")) {
         m.blockSize = r.integer("block_size");
         m.maskTokenId = r.integer("mask_token_id");

@@ -59,9 +59,9 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
 
 DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& weights,
                              const TargetModel& target)
-    : config_(config), target_(target), rotary_(config.body.rope, config.body.headDim, target.device()) {
+    : config_(config), target_(target), rotary_(config.body.rope, config.body.headDim, target.drafterDevice()) {
     if (const auto rounding = invFreqRounding(config, weights))
-        aprilRotary_.emplace(config.body.rope, config.body.headDim, target.device(), rounding);
+        aprilRotary_.emplace(config.body.rope, config.body.headDim, target.drafterDevice(), rounding);
     const auto& tc = target.config();
     const auto& dc = config_.body;
     const std::string where = "drafter '" + weights.directory() + "'";
@@ -103,7 +103,7 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
         for (auto d : s.shape) n *= d;
         parameters_ += n;
     }
-    const LoadTarget lt{weights, target.dtype(), target.device()};
+    const LoadTarget lt{weights, target.dtype(), target.drafterDevice()};
     const double eps = dc.rmsNormEps;
     fc_ = {lt.get("fc.weight"), {}};
     hiddenNorm_ = {lt.get("hidden_norm.weight"), eps};
@@ -148,7 +148,7 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     if (layout && layout->size() != layers_.size())
         throw Error("drafter call: the layout override has " + std::to_string(layout->size()) +
                     " layers, the drafter has " + std::to_string(layers_.size()));
-    const auto dev = target_.device();
+    const auto dev = target_.drafterDevice();
     const std::int64_t B = block.size(0);
     const std::int64_t C = features.size(0);
     const std::int64_t past = cache.length();
@@ -186,7 +186,7 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
 
     DraftOutput out;
     const auto ctx = projectContext(features.to(dev, target_.dtype()));  // [C, H], shared by all layers
-    at::Tensor x = target_.embed(block).to(target_.dtype());          // [B, H]
+    at::Tensor x = target_.drafterEmbed(block).to(target_.dtype());   // [B, H]
     if (config_.inputEmbeddingScale != 1.0) x = x * config_.inputEmbeddingScale;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const auto& layer = layers_[l];
@@ -212,7 +212,7 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     }
     cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);
-    out.logits = target_.lmHead(out.hidden.narrow(0, 1, B - 1));
+    out.logits = target_.drafterLogits(out.hidden.narrow(0, 1, B - 1));
     if (config_.outputMultiplier != 1.0) out.logits = out.logits * config_.outputMultiplier;
     if (const auto c = config_.finalLogitSoftcapping) out.logits = at::tanh(out.logits / *c) * *c;
     return out;

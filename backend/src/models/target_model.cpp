@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 namespace draftscope {
 
@@ -20,6 +21,16 @@ void mlpSpecs(std::vector<TensorSpec>& s, const TransformerConfig& c, std::int64
               ExpertLayout experts) {
     if (c.moe.isSparseLayer(l)) SparseMoeMlp::specs(s, p, c.hiddenSize, c.moe, experts);
     else SwiGluMlp::specs(s, p, c.hiddenSize, c.intermediateSize);
+}
+/// Bytes of layer l's cache: keys and values for `ctx` tokens, or a Gated DeltaNet layer's
+/// conv inputs (compute dtype, `elem` bytes) and float32 recurrent state.
+std::uint64_t layerStateBytes(const TransformerConfig& c, std::int64_t l, std::uint64_t elem, std::uint64_t ctx) {
+    const auto& la = c.linearAttention;
+    if (!isQwen3_5(c) || !isLinearLayer(c, l))
+        return 2 * static_cast<std::uint64_t>(c.numKvHeads * c.headDim) * ctx * elem;
+    const auto convDim = static_cast<std::uint64_t>(2 * la.numKeyHeads * la.keyHeadDim + la.numValueHeads * la.valueHeadDim);
+    return convDim * static_cast<std::uint64_t>(la.convKernel) * elem +
+           static_cast<std::uint64_t>(la.numValueHeads * la.keyHeadDim * la.valueHeadDim) * 4;
 }
 }  // namespace
 
@@ -59,9 +70,44 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c,
     return s;
 }
 
-TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& weights,
-                         at::ScalarType dtype, const at::Device& device)
-    : config_(config), dtype_(dtype), device_(device), rotary_(config.rope, config.headDim, device) {
+PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const WeightLoader& weights,
+                                               at::ScalarType dtype, std::int64_t maxContext) {
+    const auto experts = c.moe.enabled() ? detectExpertLayout(weights.names(), c.weightPrefix) : ExpertLayout::PerExpert;
+    const auto elem = static_cast<std::uint64_t>(at::elementSize(dtype));
+    const auto ctx = static_cast<std::uint64_t>(maxContext);
+    PlacementRequest r;
+    r.layerBytes.assign(static_cast<std::size_t>(c.numLayers), 0);
+    const std::string layers = c.weightPrefix + "layers.";
+    for (const auto& s : expectedTensors(c, experts)) {
+        std::uint64_t n = elem;
+        for (auto d : s.shape) n *= static_cast<std::uint64_t>(d);
+        if (s.name.rfind(layers, 0) == 0)
+            r.layerBytes[std::stoul(s.name.substr(layers.size()))] += n;
+        else if (s.name == c.weightPrefix + "embed_tokens.weight")
+            r.embeddingBytes += n;
+        else
+            r.headBytes += n;
+    }
+    if (c.tieWordEmbeddings) r.headBytes += r.embeddingBytes;
+    for (std::int64_t l = 0; l < c.numLayers; ++l) r.layerBytes[static_cast<std::size_t>(l)] += layerStateBytes(c, l, elem, ctx);
+    // The widest activations of a forward over maxContext rows: the MLP's gate and up
+    // projections and their product beside the residual stream and its norm.
+    const auto& m = c.moe;
+    const auto moeWidth = m.numExpertsPerToken * m.expertIntermediateSize + m.sharedExpertIntermediateSize;
+    const auto width = static_cast<std::uint64_t>(4 * c.hiddenSize + 3 * std::max(c.intermediateSize, moeWidth));
+    r.reserveBytes = ctx * width * elem;
+    return r;
+}
+
+TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& weights, at::ScalarType dtype,
+                         TargetPlacement placement)
+    : config_(config),
+      dtype_(dtype),
+      placement_(std::move(placement)),
+      rotary_(config.rope, config.headDim, deviceOf(placement_.plan.embeddingDevice)) {
+    if (static_cast<std::int64_t>(placement_.plan.layerDevice.size()) != config_.numLayers)
+        throw Error("placement plan for " + std::to_string(placement_.plan.layerDevice.size()) + " layers, the target has " +
+                    std::to_string(config_.numLayers));
     const auto experts = config_.moe.enabled() ? detectExpertLayout(weights.names(), config_.weightPrefix)
                                                : ExpertLayout::PerExpert;
     const auto specs = expectedTensors(config_, experts);
@@ -72,28 +118,32 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
         for (auto d : s.shape) n *= d;
         parameters_ += n;
     }
-    const LoadTarget lt{weights, dtype, device};
+    const auto& plan = placement_.plan;
+    const auto& p = config_.weightPrefix;
+    embedTokens_ = LoadTarget{weights, dtype, deviceOf(plan.embeddingDevice)}.get(p + "embed_tokens.weight");
+    loadLayers(weights, experts);
+    const LoadTarget head{weights, dtype, deviceOf(plan.headDevice)};
+    lmHead_ = config_.tieWordEmbeddings ? move(embedTokens_, plan.embeddingDevice, plan.headDevice) : head.get("lm_head.weight");
+    finalNorm_ = {head.get(p + "norm.weight"), config_.rmsNormEps, isQwen3_5(config_)};  // Qwen3_5RMSNorm scales by (1 + w)
+}
+
+void TargetModel::loadLayers(const WeightLoader& weights, ExpertLayout experts) {
     const auto& p = config_.weightPrefix;
     const double eps = config_.rmsNormEps;
-    embedTokens_ = lt.get(p + "embed_tokens.weight");
-    lmHead_ = config_.tieWordEmbeddings ? embedTokens_ : lt.get("lm_head.weight");
-    const bool centred = isQwen3_5(config_);  // Qwen3_5RMSNorm scales by (1 + w)
-    finalNorm_ = {lt.get(p + "norm.weight"), eps, centred};
-    auto loadMlp = [&](Layer& L, std::int64_t l) {
-        const auto mp = p + "layers." + std::to_string(l) + ".mlp.";
-        if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
-        else L.mlp = SwiGluMlp::load(lt, mp);
-    };
+    const bool centred = isQwen3_5(config_);
     for (std::int64_t l = 0; l < config_.numLayers; ++l) {
+        const LoadTarget lt{weights, dtype_, deviceOf(layerGroup(l))};
         const auto lp = p + "layers." + std::to_string(l) + ".";
         const auto ap = lp + "self_attn.";
+        const auto mp = lp + "mlp.";
         Layer L;
         L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps, centred};
         L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps, centred};
+        if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
+        else L.mlp = SwiGluMlp::load(lt, mp);
         if (isQwen3_5(config_)) {
             if (isLinearLayer(config_, l)) L.deltaNet = GatedDeltaNet::load(lt, lp + "linear_attn.", config_);
             else L.gatedAttention = GatedAttention::load(lt, ap, config_);
-            loadMlp(L, l);
             layers_.push_back(std::move(L));
             continue;
         }
@@ -106,22 +156,36 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
             L.qNorm = RmsNorm{lt.get(ap + "q_norm.weight"), eps};
             L.kNorm = RmsNorm{lt.get(ap + "k_norm.weight"), eps};
         }
-        loadMlp(L, l);
         layers_.push_back(std::move(L));
     }
 }
 
+at::Tensor TargetModel::move(const at::Tensor& t, int from, int to) const {
+    if (from == to || !t.defined()) return t;
+    return t.to(deviceOf(to), t.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
+}
+
 at::Tensor TargetModel::embed(const at::Tensor& ids) const {
-    return at::embedding(embedTokens_, ids.to(device_));
+    return at::embedding(embedTokens_, ids.to(deviceOf(placement_.plan.embeddingDevice)));
 }
 
 at::Tensor TargetModel::lmHead(const at::Tensor& normedHidden) const {
     return at::linear(normedHidden, lmHead_).to(at::kFloat);
 }
 
+at::Tensor TargetModel::drafterEmbed(const at::Tensor& ids) const {
+    return move(embed(ids), placement_.plan.embeddingDevice, placement_.plan.drafterDevice);
+}
+
+at::Tensor TargetModel::drafterLogits(const at::Tensor& drafterHidden) const {
+    return lmHead(move(drafterHidden, placement_.plan.drafterDevice, placement_.plan.headDevice));
+}
+
 TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache,
                                          const TargetForwardRequest& req) const {
-    const auto ids = idsIn.to(device_);
+    const auto& plan = placement_.plan;
+    const auto& device0 = deviceOf(plan.embeddingDevice);
+    const auto ids = idsIn.to(device0);
     const std::int64_t T = ids.size(0);
     const std::int64_t past = cache.length();
     const std::int64_t L = config_.numLayers;
@@ -132,9 +196,10 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         if (i < 0 || i > L)
             throw Error("hidden-state index " + std::to_string(i) + " out of range 0.." + std::to_string(L));
 
-    const auto longOpts = at::TensorOptions().dtype(at::kLong).device(device_);
-    const at::Tensor positions = req.positions ? req.positions->to(device_) : at::arange(past, past + T, longOpts);
-    const auto [cos, sin] = rotary_.cosSin(positions, dtype_);
+    const auto longOpts = at::TensorOptions().dtype(at::kLong).device(device0);
+    const at::Tensor positions = req.positions ? req.positions->to(device0) : at::arange(past, past + T, longOpts);
+    at::Tensor cos, sin;
+    std::tie(cos, sin) = rotary_.cosSin(positions, dtype_);
 
     const bool hybrid = isQwen3_5(config_);
     const bool tree = !req.treeParents.empty();
@@ -150,7 +215,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
                     "filled by this hybrid target");
     std::optional<at::Tensor> visible = req.visible;
     if (visible) {
-        visible = visible->to(device_);
+        visible = visible->to(device0);
     } else if (T > 1) {
         // Causal: new row i sees cache rows and new rows 0..i.
         const auto keyIdx = at::arange(past + T, longOpts);
@@ -159,16 +224,27 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
 
     TargetForwardResult out;
     out.hidden.resize(req.hiddenIndices.size());
+    int group = plan.embeddingDevice;  // where x, cos, sin and visible are
+    // Tapped hidden states go to the drafters' group.
     auto keep = [&](std::int64_t index, const at::Tensor& h) {
         for (std::size_t j = 0; j < req.hiddenIndices.size(); ++j)
-            if (req.hiddenIndices[j] == index) out.hidden[j] = h;
+            if (req.hiddenIndices[j] == index) out.hidden[j] = move(h, group, plan.drafterDevice);
+    };
+    at::Tensor x = embed(ids).to(dtype_);
+    // A placement boundary: the residual stream and what every layer reads move once.
+    auto crossTo = [&](int to) {
+        x = move(x, group, to);
+        cos = move(cos, group, to);
+        sin = move(sin, group, to);
+        if (visible) visible = move(*visible, group, to);
+        group = to;
     };
 
     auto mlp = [](const Layer& layer, const at::Tensor& h) { return layer.moe ? (*layer.moe)(h) : layer.mlp(h); };
-    at::Tensor x = embed(ids).to(dtype_);
     keep(0, x);
     for (std::int64_t l = 0; l < L; ++l) {
         const auto& layer = layers_[static_cast<std::size_t>(l)];
+        if (layerGroup(l) != group) crossTo(layerGroup(l));
         const auto xn = layer.inputNorm(x);
         if (hybrid) {
             const auto li = static_cast<std::size_t>(l);
@@ -201,6 +277,8 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         if (l + 1 < L) keep(l + 1, x);
     }
     cache.advance(T);
+    x = move(x, group, plan.headDevice);
+    group = plan.headDevice;
     const auto normed = finalNorm_(x);
     keep(L, normed);
     if (req.logitsFrom < T) out.logits = lmHead(normed.narrow(0, req.logitsFrom, T - req.logitsFrom));

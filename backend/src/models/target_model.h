@@ -8,6 +8,7 @@
 
 #include "checkpoints/weight_loader.h"
 #include "draftscope/model_config.h"
+#include "draftscope/placement.h"
 #include "models/gated_attention.h"
 #include "models/gated_deltanet.h"
 #include "models/layers.h"
@@ -45,19 +46,39 @@ struct TargetForwardResult {
     at::Tensor logits;               ///< [T - logitsFrom, V] float32
 };
 
+/// The devices of a target's placement groups and the modules each holds
+/// (draftscope/placement.h; docs/ENGINE.md, "Placement across devices").
+struct TargetPlacement {
+    std::vector<at::Device> devices;  ///< one per group; groups may share a device ("cpu,cpu")
+    PlacementPlan plan;
+};
+
 /// A loaded target model. Not thread-safe; owned by one worker thread.
 class TargetModel {
 public:
-    /// Loads weights from `dir` (config already parsed) in `dtype` onto `device`. Throws
-    /// Error listing missing or mis-shaped tensors.
+    /// Loads weights from `dir` (config already parsed) in `dtype`, each tensor straight onto
+    /// the device of its module's group in `placement`. Throws Error listing missing or
+    /// mis-shaped tensors, or for a plan whose layer count differs from the config's.
     TargetModel(const TransformerConfig& config, const WeightLoader& weights, at::ScalarType dtype,
-                const at::Device& device);
+                TargetPlacement placement);
 
     const TransformerConfig& config() const { return config_; }
     const WeightReport& weightReport() const { return report_; }
     at::ScalarType dtype() const { return dtype_; }
-    const at::Device& device() const { return device_; }
+    /// The device of the final norm and LM head: logits (target and drafter) live there.
+    const at::Device& device() const { return deviceOf(placement_.plan.headDevice); }
+    /// The drafters' device: drafter weights, their caches and the tapped hidden states.
+    const at::Device& drafterDevice() const { return deviceOf(placement_.plan.drafterDevice); }
+    const TargetPlacement& placement() const { return placement_; }
     std::int64_t parameterCount() const { return parameters_; }
+
+    /// What planPlacement() needs of this target: bytes of the embeddings, of each decoder
+    /// layer (weights in `dtype` plus its KV cache, or its Gated DeltaNet state, for
+    /// `maxContext` tokens) and of the final norm + LM head (a tied head counts a copy of
+    /// the table), and the activation reserve per device (docs/ENGINE.md, "Memory
+    /// estimate"). Device fields are left to the caller.
+    static PlacementRequest placementRequest(const TransformerConfig& config, const WeightLoader& weights,
+                                             at::ScalarType dtype, std::int64_t maxContext);
 
     /// Runs ids (int64 [T] on any device) at positions cache.length() .. +T-1 (or
     /// request.positions), appending their keys/values to `cache` and committing them; for
@@ -67,10 +88,15 @@ public:
     /// mask on a hybrid target.
     TargetForwardResult forward(const at::Tensor& ids, KVCache& cache, const TargetForwardRequest& request) const;
 
-    /// Embedding rows for ids (int64 [T]) -> [T, H].
+    /// Embedding rows for ids (int64 [T], any device) -> [T, H] on the embeddings' device.
     at::Tensor embed(const at::Tensor& ids) const;
-    /// LM head: [T, H] (already normed) -> float32 logits [T, V].
+    /// LM head: [T, H] (already normed, on the head's device) -> float32 logits [T, V].
     at::Tensor lmHead(const at::Tensor& normedHidden) const;
+    /// embed() of a drafter block, copied to the drafters' group.
+    at::Tensor drafterEmbed(const at::Tensor& ids) const;
+    /// lmHead() of drafter hidden states [T, H] (on the drafters' group): float32 logits
+    /// [T, V] on device().
+    at::Tensor drafterLogits(const at::Tensor& drafterHidden) const;
     KVCache makeCache() const { return KVCache(config_.numLayers); }
     /// True for targets with linear_attention layers: their cache crops only within the
     /// last forward on it (KVCache::crop); further back, restore a KVCache::Snapshot.
@@ -91,10 +117,17 @@ private:
         SwiGluMlp mlp;                   ///< dense MLP (unused when moe is set)
         std::optional<SparseMoeMlp> moe;  ///< sparse MoE layers of MoE targets
     };
+    /// `t` of group `from` in group `to`: a copy when the groups differ (even on one
+    /// device, so "cpu,cpu" makes the same boundary copies as two GPUs), else `t` itself.
+    at::Tensor move(const at::Tensor& t, int from, int to) const;
+    const at::Device& deviceOf(int group) const { return placement_.devices[static_cast<std::size_t>(group)]; }
+    int layerGroup(std::int64_t layer) const { return placement_.plan.layerDevice[static_cast<std::size_t>(layer)]; }
+    void loadLayers(const WeightLoader& weights, ExpertLayout experts);
+
     TransformerConfig config_;
     WeightReport report_;
     at::ScalarType dtype_;
-    at::Device device_;
+    TargetPlacement placement_;
     at::Tensor embedTokens_;
     at::Tensor lmHead_;
     RmsNorm finalNorm_;
