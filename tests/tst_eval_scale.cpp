@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 using namespace draftscope;
 using namespace testsupport;
@@ -182,6 +183,30 @@ private slots:
         QCOMPARE(r[1].threads, 3);  // no CPU entry: as given
         o.threads = -1;             // left for validate(LoadOptions) to refuse
         QCOMPARE(replicaLoadOptions(o, 2, 8)[0].threads, -1);
+    }
+
+    /// Engines keep their own CPU thread count on whichever thread runs them: libtorch's
+    /// count is per thread, and a fresh thread would take the count set last by any thread.
+    void enginesKeepTheirThreadCounts() {
+        LoadOptions one, two;
+        one.threads = 1;
+        two.threads = 2;
+        Engine a, b;
+        a.loadTarget(demoTarget(), one);  // loaded here, run on other threads
+        a.loadDrafter(demoDrafter());
+        b.loadTarget(demoTarget(), two);  // set last
+        b.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 4;
+        auto seen = [&](Engine& e) {
+            int threads = -1;
+            std::thread([&] { e.run(idsPrompt({1, 2, 3}), s, [&](std::int64_t, std::int64_t) { threads = intraOpThreads(); }); })
+                .join();
+            return threads;
+        };
+        QCOMPARE(seen(a), 1);
+        QCOMPARE(seen(b), 2);
+        QCOMPARE(seen(a), 1);
     }
 
     /// Two engines on two threads give the file one engine gives; cancelling stops both

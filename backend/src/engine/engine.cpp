@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -54,6 +55,7 @@ ModelSummary summarize(const TransformerConfig& c, const std::string& dir, const
 }  // namespace
 
 bool cudaAvailable() { return at::hasCUDA(); }
+int intraOpThreads() { return at::get_num_threads(); }
 
 Engine::Engine() : d_(std::make_unique<Impl>()) { compat::configureThreads(0); }
 Engine::~Engine() = default;
