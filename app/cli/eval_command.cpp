@@ -11,6 +11,7 @@
 
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <mutex>
@@ -21,36 +22,42 @@ namespace draftscope {
 
 namespace {
 
-/// Loads the target and the drafters into one engine per replica, each on its own thread
-/// (replicaLoadOptions gives each its device group and CPU threads). Rethrows the first
-/// loading error, naming the replica when there are several.
+/// One replica's engine: the target and every drafter loaded with `options`; `log` prints a
+/// line (drafter warnings only when `warn`, once for all replicas).
+std::unique_ptr<Engine> loadReplica(const EvalArgs& args, const LoadOptions& options, bool warn,
+                                    const std::function<void(const std::string&)>& log) {
+    auto engine = std::make_unique<Engine>();
+    log("loading target " + args.targetDir + " (" + options.device + ", " + options.dtype +
+        (args.replicas > 1 && options.threads > 0 ? ", " + std::to_string(options.threads) + " CPU threads" : "") + ")");
+    engine->loadTarget(args.targetDir, options);
+    for (const auto& dir : args.drafterDirs) {
+        log("loading drafter " + dir);
+        const auto d = engine->loadDrafter(dir);
+        if (warn)
+            for (const auto& w : d.warnings) log("warning: drafter " + dir + ": " + w);
+    }
+    return engine;
+}
+
+/// One engine per replica (replicaLoadOptions: its device group and CPU threads), each
+/// loaded on its own thread. Rethrows the first loading error, naming the replica when
+/// there are several.
 std::vector<std::unique_ptr<Engine>> loadReplicas(const EvalArgs& args) {
     const auto options = replicaLoadOptions(args.load, args.replicas);
+    const bool many = options.size() > 1;
     std::vector<std::unique_ptr<Engine>> engines(options.size());
     std::vector<std::exception_ptr> errors(options.size());
     std::mutex logMutex;
     auto load = [&](std::size_t r) {
+        const std::string who = many ? "replica " + std::to_string(r) : std::string();
         try {
-            const std::string who = options.size() > 1 ? "replica " + std::to_string(r) + ": " : "";
-            auto log = [&](const std::string& line) {
+            engines[r] = loadReplica(args, options[r], r == 0, [&](const std::string& line) {
                 std::lock_guard lock(logMutex);
-                std::cerr << who << line << "\n";
-            };
-            auto engine = std::make_unique<Engine>();
-            log("loading target " + args.targetDir + " (" + options[r].device + ", " + options[r].dtype +
-                (options.size() > 1 && options[r].threads > 0 ? ", " + std::to_string(options[r].threads) + " CPU threads" : "") + ")");
-            engine->loadTarget(args.targetDir, options[r]);
-            for (const auto& dir : args.drafterDirs) {
-                log("loading drafter " + dir);
-                const auto d = engine->loadDrafter(dir);
-                if (r == 0)
-                    for (const auto& w : d.warnings) log("warning: drafter " + dir + ": " + w);
-            }
-            engines[r] = std::move(engine);
+                std::cerr << (many ? who + ": " : "") << line << "\n";
+            });
         } catch (const Error& e) {
-            errors[r] = options.size() > 1 ? std::make_exception_ptr(Error("replica " + std::to_string(r) + " (" +
-                                                                           options[r].device + "): " + e.what()))
-                                           : std::current_exception();
+            errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + e.what()))
+                             : std::current_exception();
         } catch (...) {
             errors[r] = std::current_exception();
         }

@@ -86,8 +86,8 @@ std::vector<LoadOptions> replicaLoadOptions(const LoadOptions& options, int repl
 /// tokenPieces (collectTokenIds of every run), createdUtc; the caller sets producer and the
 /// prompt-set fields. Works on every target the engine loads, hybrids included. Throws
 /// Error if `replicas` is empty or a replica has no target or drafter loaded, or for bad DDTree budgets
-/// (validateTreeBudgets with settings.run.temperature: DDTree runs need temperature 0);
-/// an exception other than Error in a replica stops the others from taking lines and is
+/// (validateTreeBudgets with settings.run.temperature: DDTree runs need temperature 0),
+/// InvalidSetting for "shard" outside 0 <= index < count; an exception other than Error in a replica stops the others from taking lines and is
 /// rethrown.
 ResultsFile runEvaluation(const std::vector<Engine*>& replicas, const std::vector<PromptSetEntry>& entries,
                           const EvalSettings& settings, const ResultsShard& shard, const EvalCallbacks& callbacks = {},
