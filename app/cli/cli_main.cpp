@@ -9,6 +9,7 @@
 #include "cli/eval_command.h"
 #include "cli/forward_command.h"
 #include "cli/inspect_command.h"
+#include "cli/merge_command.h"
 #include "cli/run_command.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
@@ -64,6 +65,8 @@ int main(int argc, char** argv) {
     compareTargets.add(app);
     EvalCommand eval;
     eval.add(app);
+    MergeCommand merge;
+    merge.add(app);
 
     try {
         app.parse(argc, argv);
@@ -81,6 +84,7 @@ int main(int argc, char** argv) {
         if (*compare.command) return compare.run(g_cancel);
         if (*compareTargets.command) return compareTargets.run();
         if (*eval.command) return eval.run(g_cancel);
+        if (*merge.command) return merge.run();
     } catch (const Cancelled&) {
         std::cerr << "\ninterrupted\n";
         return 130;

@@ -9,11 +9,70 @@
 #include "draftscope/sha256.h"
 #include "draftscope/version.h"
 
+#include <exception>
 #include <filesystem>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <unistd.h>
 
 namespace draftscope {
+
+namespace {
+
+/// One replica's engine: the target and every drafter loaded with `options`; `log` prints a
+/// line (drafter warnings only when `warn`, once for all replicas).
+std::unique_ptr<Engine> loadReplica(const EvalArgs& args, const LoadOptions& options, bool warn,
+                                    const std::function<void(const std::string&)>& log) {
+    auto engine = std::make_unique<Engine>();
+    log("loading target " + args.targetDir + " (" + options.device + ", " + options.dtype +
+        (args.replicas > 1 && options.threads > 0 ? ", " + std::to_string(options.threads) + " CPU threads" : "") + ")");
+    engine->loadTarget(args.targetDir, options);
+    for (const auto& dir : args.drafterDirs) {
+        log("loading drafter " + dir);
+        const auto d = engine->loadDrafter(dir);
+        if (warn)
+            for (const auto& w : d.warnings) log("warning: drafter " + dir + ": " + w);
+    }
+    return engine;
+}
+
+/// One engine per replica (replicaLoadOptions: its device group and CPU threads), each
+/// loaded on its own thread. Rethrows the first loading error, naming the replica when
+/// there are several.
+std::vector<std::unique_ptr<Engine>> loadReplicas(const EvalArgs& args) {
+    const auto options = replicaLoadOptions(args.load, args.replicas);
+    const bool many = options.size() > 1;
+    std::vector<std::unique_ptr<Engine>> engines(options.size());
+    std::vector<std::exception_ptr> errors(options.size());
+    std::mutex logMutex;
+    auto load = [&](std::size_t r) {
+        const std::string who = many ? "replica " + std::to_string(r) : std::string();
+        try {
+            engines[r] = loadReplica(args, options[r], r == 0, [&](const std::string& line) {
+                std::lock_guard lock(logMutex);
+                std::cerr << (many ? who + ": " : "") << line << "\n";
+            });
+        } catch (const Error& e) {
+            errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + e.what()))
+                             : std::current_exception();
+        } catch (...) {
+            errors[r] = std::current_exception();
+        }
+    };
+    {
+        std::vector<std::jthread> threads;
+        for (std::size_t r = 1; r < options.size(); ++r) threads.emplace_back(load, r);
+        load(0);
+    }
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+    return engines;
+}
+
+}  // namespace
 
 int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
     // Bad input fails before the models load: the prompt set, then the paths.
@@ -22,26 +81,24 @@ int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
     cli::checkOutputOption("--json", args.jsonOut);
     cli::checkInputOption("--target", args.targetDir, PathKind::Directory);
     for (const auto& d : args.drafterDirs) cli::checkInputOption("--drafter", d, PathKind::FileOrDirectory);
-    const std::size_t items = plannedItems(entries, args.settings);
+    const std::size_t items = plannedItems(entries, args.settings, args.shard);
 
-    Engine engine;
-    std::cerr << "loading target " << args.targetDir << " (" << args.load.device << ", " << args.load.dtype << ")\n";
-    engine.loadTarget(args.targetDir, args.load);
-    for (const auto& dir : args.drafterDirs) {
-        std::cerr << "loading drafter " << dir << "\n";
-        const auto d = engine.loadDrafter(dir);
-        for (const auto& w : d.warnings) std::cerr << "warning: drafter " << dir << ": " << w << "\n";
-    }
+    const auto engines = loadReplicas(args);
+    std::vector<Engine*> replicas;
+    for (const auto& e : engines) replicas.push_back(e.get());
     const int runsPerItem = static_cast<int>(args.drafterDirs.size()) * (1 + static_cast<int>(args.settings.ddtreeBudgets.size()));
     std::cerr << "prompt set " << args.promptsPath << ": " << entries.size() << " line(s), running " << items
-              << " prompt(s)" << (args.settings.allTurns ? " (every turn)" : "") << ", " << runsPerItem
+              << " prompt(s)" << (args.settings.allTurns ? " (every turn)" : "")
+              << (args.shard.count > 1 ? " of shard " + std::to_string(args.shard.index) + "/" + std::to_string(args.shard.count) : "")
+              << (replicas.size() > 1 ? " on " + std::to_string(replicas.size()) + " replicas" : "") << ", " << runsPerItem
               << " run(s) each, at most " << args.settings.run.maxNewTokens << " new tokens per run\n";
 
     const bool tty = ::isatty(STDERR_FILENO);
     ProgressBar bar(std::cerr, tty);
     EvalCallbacks cb;
     cb.progress = [&](const EvalProgress& p) {
-        const std::string label = std::to_string(p.item + 1) + "/" + std::to_string(p.items) + " " + p.id + "  run " +
+        const std::string label = (replicas.size() > 1 ? "r" + std::to_string(p.replica) + " " : "") +
+                                  std::to_string(p.item + 1) + "/" + std::to_string(p.items) + " " + p.id + "  run " +
                                   std::to_string(std::min(p.run + 1, p.runsPerItem)) + "/" + std::to_string(p.runsPerItem);
         bar.update(p.fraction(), label, p.run == 0 && p.tokensTotal == 0);
     };
@@ -51,7 +108,7 @@ int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
         std::cout << std::flush;
     };
 
-    ResultsFile results = runEvaluation(engine, entries, args.settings, cb, cancel);
+    ResultsFile results = runEvaluation(replicas, entries, args.settings, args.shard, cb, cancel);
     bar.clear();
     results.producer = "draftscope-cli eval " DRAFTSCOPE_VERSION;
     std::error_code ec;
@@ -110,6 +167,16 @@ void EvalCommand::add(CLI::App& app) {
     eval->add_flag("--ignore-eos", args.settings.run.ignoreEos, "do not stop at end-of-sequence tokens");
     loop.add(*eval, args.settings.run);
     device.add(*eval);
+    eval->add_option("--replicas", args.replicas,
+                     "engine replicas run in parallel, each taking prompts from a shared queue (1.." +
+                         std::to_string(kMaxReplicas) + "). --device is cut into this many equal groups "
+                         "(cuda:0,cuda:1,cuda:2,cuda:3 with 2: cuda:0,cuda:1 and cuda:2,cuda:3); a single device is "
+                         "used by every replica. Replicas on the CPU share --threads (0 = all cores): each gets "
+                         "threads / replicas, at least 1. The results file is the same as with one replica")
+        ->capture_default_str();
+    eval->add_option("--shard", shard,
+                     "run part I of N of the prompt set (I/N, 0 <= I < N): line k (0-based, after --limit) when "
+                     "k mod N = I, with all its turns; combine the N files with `draftscope-cli merge`");
 }
 
 int EvalCommand::run(const std::atomic<bool>& cancel) const {
@@ -121,7 +188,10 @@ int EvalCommand::run(const std::atomic<bool>& cancel) const {
     a.settings.thinking = !noThinking;
     a.settings.device = device.load.device;
     a.settings.dtype = device.load.dtype;
-    device.check();
+    checkOptions([&] {  // each replica's device group, dtype and threads, as DeviceArgs::check for one
+        for (const auto& o : replicaLoadOptions(a.load, a.replicas)) validate(o);
+        a.shard = shard.empty() ? ResultsShard{} : parseShard(shard);
+    });
     checkInputOption("--prompts", a.promptsPath, PathKind::File);
     return evalCommand(a, &cancel);
 }

@@ -4,6 +4,7 @@
 
 #include "cli/cli_args.h"
 #include "draftscope/engine.h"
+#include "draftscope/evaluation.h"
 #include "draftscope/results_file.h"
 
 #include <atomic>
@@ -19,8 +20,10 @@ struct EvalArgs {
     std::string promptsPath;
     std::string outPath;
     std::string jsonOut;
-    LoadOptions load;
+    LoadOptions load;       ///< --device (the whole list), --dtype, --threads (all replicas together)
     EvalSettings settings;
+    int replicas = 1;       ///< --replicas (replicaLoadOptions)
+    ResultsShard shard;     ///< --shard
 };
 
 /// Runs the evaluation. Returns the exit code: 0 done, 1 some prompts failed (the results
@@ -35,6 +38,7 @@ struct EvalCommand {
     CLI::App* command = nullptr;
     EvalArgs args;
     std::string turns = "first";
+    std::string shard;  ///< --shard text, parsed by parseShard
     bool noThinking = false;
     LoopArgs loop;
     TreeBudgetArgs budgets;

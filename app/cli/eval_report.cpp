@@ -119,6 +119,7 @@ nlohmann::json evalSummaryJson(const ResultsFile& results, const std::string& re
                         {"prompt_set", {{"path", results.promptSetPath}, {"sha256", results.promptSetSha256}}},
                         {"target", results.target.summary.directory},
                         {"target_config_sha256", results.target.configSha256}};
+    if (results.shard.count > 1) j["shard"] = {{"index", results.shard.index}, {"count", results.shard.count}};
     if (!drafters.empty()) {
         for (const char* k : {"macro_tau", "pooled_tau", "per_position_acceptance", "acceptance_histogram", "ddtree", "prompts"})
             j[k] = drafters[0][k];

@@ -20,7 +20,8 @@ void printPromptLine(std::ostream& out, const std::vector<int>& budgets, const P
 void printEvalSummary(std::ostream& out, const ResultsFile& results);
 /// The --json summary: macro_tau, prompts[] {id, tau, steps, generated, ddtree[]},
 /// per_position_acceptance, acceptance_histogram for drafter 0 at top level, the same for
-/// every drafter in drafters[], plus models, settings and completeness.
+/// every drafter in drafters[], plus models, settings and completeness, and the shard
+/// {index, count} of a sharded file.
 nlohmann::json evalSummaryJson(const ResultsFile& results, const std::string& resultsPath);
 
 }  // namespace draftscope

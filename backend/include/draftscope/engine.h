@@ -65,6 +65,10 @@ struct ModelSummary {
 /// visible (the same test LoadOptions::device "cuda" passes at load).
 bool cudaAvailable();
 
+/// libtorch's intra-op CPU thread count on the calling thread (per thread under OpenMP; an
+/// Engine applies its LoadOptions::threads to the thread that calls it).
+int intraOpThreads();
+
 /// Owns one target and any number of drafters. Not thread-safe: the app's controller
 /// owns it on one worker thread. Every method throws draftscope::Error on bad input.
 class Engine {

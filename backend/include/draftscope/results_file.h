@@ -45,12 +45,25 @@ struct DrafterPromptResult {
     std::string hiddenStatsError;         ///< why hiddenStats is empty, if it failed (the run stands)
 };
 
+/// Which part of a prompt set an evaluation ran (`eval --shard I/N`). The items are the
+/// prompt-set lines taken after --limit, 0-based k; line k belongs to shard k mod N, with all
+/// of its turns (a later turn needs the earlier answers). {0, 1} is the whole set.
+struct ResultsShard {
+    int index = 0;  ///< I, 0 <= I < count
+    int count = 1;  ///< N >= 1
+    bool operator==(const ResultsShard&) const = default;
+};
+
 /// One evaluated prompt (one user turn of a prompt-set line).
 struct PromptResult {
     std::string id;               ///< the line's id, with "#turnN" (1-based) for turns after the first
     std::string sourceId;         ///< the prompt-set line's id
     int line = 0;                 ///< 1-based line in the prompt set
     int turn = 0;                 ///< 0-based user turn
+    /// 0-based position in the item order of the whole (unsharded) set: every turn of the
+    /// lines taken after --limit, line by line (plannedItems order); -1 when not recorded
+    /// (files written before sharding).
+    std::int64_t index = -1;
     PromptSpec prompt;            ///< what the engine ran (rendered ChatML for later turns)
     std::string error;            ///< non-empty: this prompt failed (e.g. too long); `drafters` is empty
     std::vector<DrafterPromptResult> drafters;  ///< one per ResultsFile::drafters entry, same order
@@ -65,6 +78,7 @@ struct ResultsFile {
     std::string promptSetPath;
     std::string promptSetSha256;
     std::int64_t promptSetLines = 0; ///< prompts in the set (before --limit)
+    ResultsShard shard;              ///< the part of the set this file holds ({0, 1}: all)
     ResultsModel target;
     std::vector<ResultsModel> drafters;
     EvalSettings settings;

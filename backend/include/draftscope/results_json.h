@@ -5,6 +5,7 @@
 
 #include "draftscope/diagnosis.h"
 #include "draftscope/engine.h"
+#include "draftscope/results_file.h"
 #include "draftscope/run_types.h"
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,10 @@ nlohmann::json toJson(const DiagnosisReport& report);
 nlohmann::json toJson(const HiddenStateStats& stats);
 /// A prompt: kind ("text" or "ids"), text, ids, chat, thinking.
 nlohmann::json toJson(const PromptSpec& prompt);
+/// An evaluation's settings as results files hold them (docs/RESULTS_FORMAT.md): max_new_tokens,
+/// ignore_eos, the sampling keys (writeSamplingJson), ddtree_budgets, turns, chat_wrap_raw,
+/// thinking, limit, histogram_bins, device, dtype.
+nlohmann::json toJson(const EvalSettings& settings);
 
 // Inverses of the toJson functions above: read what toJson wrote. `where` names the value
 // in errors (e.g. "prompts[3].drafters[0].run"). Throw Error naming `where` and the field

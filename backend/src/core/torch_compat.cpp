@@ -202,7 +202,8 @@ at::ScalarType parseDtype(const std::string& name) {
 
 void configureThreads(int threads) {
     if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(threads);
+    at::internal::lazy_init_num_threads();
+    if (at::get_num_threads() != threads) at::set_num_threads(threads);
 }
 
 std::string libtorchDescription() {

@@ -62,7 +62,10 @@ int cudaDeviceCount();
 at::Device parseDevice(const std::string& name);
 /// Parses "float32" / "bfloat16" (also "fp32", "bf16", "float16"); throws Error otherwise.
 at::ScalarType parseDtype(const std::string& name);
-/// Sets the intra-op thread count (0 = all hardware threads). libtorch defaults to 1 here.
+/// Sets the intra-op thread count of the calling thread (0 = all hardware threads; libtorch
+/// defaults to 1 here). libtorch's OpenMP count is per thread, but a thread's first parallel
+/// op resets it to the count set last by any thread: this initialises the calling thread
+/// first, so two engines on two threads keep their own counts. Cheap when unchanged.
 void configureThreads(int threads);
 /// "libtorch 1.13.0 (CPU)" style description for logs and result files.
 std::string libtorchDescription();

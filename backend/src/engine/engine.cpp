@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -116,6 +117,7 @@ void recordPeaks(const TargetModel& target, const std::vector<std::string>& name
 }  // namespace
 
 bool cudaAvailable() { return at::hasCUDA(); }
+int intraOpThreads() { return at::get_num_threads(); }
 
 Engine::Engine() : d_(std::make_unique<Impl>()) { compat::configureThreads(0); }
 Engine::~Engine() = default;

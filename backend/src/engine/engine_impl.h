@@ -3,6 +3,7 @@
 // shares: engine.cpp (loading, runs, target forwards) and analysis/probes.cpp (the calls
 // that prefill the target and call the drafter for analysis). Torch code: backend only.
 
+#include "core/torch_compat.h"
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
 #include "models/dflash_drafter.h"
@@ -28,8 +29,12 @@ struct Engine::Impl {
     std::vector<ModelSummary> drafterSummaries;
     std::vector<std::int64_t> stopIds;
 
+    /// The target, ready to run on the calling thread: every entry point that computes calls
+    /// this, which applies this engine's CPU thread count to the calling thread (libtorch's
+    /// count is per thread; another Engine on another thread may use a different one).
     const TargetModel& requireTarget() const {
         if (!target) throw Error("no target model is loaded");
+        compat::configureThreads(options.threads);
         return *target;
     }
     const DFlashDrafter& requireDrafter(int index) const {

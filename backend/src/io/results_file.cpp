@@ -300,21 +300,6 @@ ResultsModel modelFromJson(const json& j, const std::string& where) {
     return m;
 }
 
-json settingsJson(const EvalSettings& s) {
-    json j = {{"max_new_tokens", s.run.maxNewTokens},
-            {"ignore_eos", s.run.ignoreEos},
-            {"ddtree_budgets", s.ddtreeBudgets},
-            {"turns", s.allTurns ? "all" : "first"},
-            {"chat_wrap_raw", s.chatWrapRaw},
-            {"thinking", s.thinking},
-            {"limit", s.limit},
-            {"histogram_bins", s.histogramBins},
-            {"device", s.device},
-            {"dtype", s.dtype}};
-    writeSamplingJson(j, s.run);
-    return j;
-}
-
 template <class T>
 T field(const json& j, const std::string& key, const std::string& where) {
     if (!j.is_object()) throw Error(where + ": expected an object, found " + std::string(j.type_name()));
@@ -345,6 +330,14 @@ EvalSettings settingsFromJson(const json& j, const std::string& w) {
     return s;
 }
 
+ResultsShard shardFromJson(const json& j, const std::string& w) {
+    ResultsShard s{field<int>(j, "index", w), field<int>(j, "count", w)};
+    if (s.count < 1 || s.index < 0 || s.index >= s.count)
+        throw Error(w + ": expected 0 <= index < count, found index " + std::to_string(s.index) + ", count " +
+                    std::to_string(s.count));
+    return s;
+}
+
 json documentJson(const ResultsFile& r) {
     json drafters = json::array();
     for (const auto& d : r.drafters) drafters.push_back(modelJson(d));
@@ -369,6 +362,7 @@ json documentJson(const ResultsFile& r) {
                            {"source_id", p.sourceId},
                            {"line", p.line},
                            {"turn", p.turn},
+                           {"index", p.index},
                            {"prompt", toJson(p.prompt)},
                            {"error", p.error},
                            {"drafters", per}});
@@ -384,9 +378,10 @@ json documentJson(const ResultsFile& r) {
             {"created_utc", r.createdUtc},
             {"complete", r.complete},
             {"prompt_set", {{"path", r.promptSetPath}, {"sha256", r.promptSetSha256}, {"prompts", r.promptSetLines}}},
+            {"shard", {{"index", r.shard.index}, {"count", r.shard.count}}},
             {"target", modelJson(r.target)},
             {"drafters", drafters},
-            {"settings", settingsJson(r.settings)},
+            {"settings", toJson(r.settings)},
             {"token_pieces", {{"ids", ids}, {"pieces", pieces}}},
             {"prompts", prompts}};
 }
@@ -402,6 +397,7 @@ ResultsFile documentFromJson(const json& j) {
     r.promptSetPath = field<std::string>(ps, "path", w + ".prompt_set");
     r.promptSetSha256 = field<std::string>(ps, "sha256", w + ".prompt_set");
     r.promptSetLines = field<std::int64_t>(ps, "prompts", w + ".prompt_set");
+    if (j.contains("shard")) r.shard = shardFromJson(j["shard"], w + ".shard");  // absent before sharding: {0, 1}
     r.target = modelFromJson(field<json>(j, "target", w), w + ".target");
     const auto drafters = field<json>(j, "drafters", w);
     if (!drafters.is_array()) throw Error(w + ".drafters: expected an array");
@@ -424,6 +420,7 @@ ResultsFile documentFromJson(const json& j) {
         p.sourceId = field<std::string>(pj, "source_id", pw);
         p.line = field<int>(pj, "line", pw);
         p.turn = field<int>(pj, "turn", pw);
+        if (pj.contains("index")) p.index = field<std::int64_t>(pj, "index", pw);  // absent before sharding: -1
         p.prompt = promptSpecFromJson(field<json>(pj, "prompt", pw), pw + ".prompt");
         p.error = field<std::string>(pj, "error", pw);
         const auto per = field<json>(pj, "drafters", pw);

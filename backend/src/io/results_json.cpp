@@ -217,6 +217,21 @@ nlohmann::json toJson(const HiddenStateStats& h) {
     return {{"ids", h.ids}, {"prompt_length", h.promptLength}, {"series", series}};
 }
 
+nlohmann::json toJson(const EvalSettings& s) {
+    nlohmann::json j = {{"max_new_tokens", s.run.maxNewTokens},
+            {"ignore_eos", s.run.ignoreEos},
+            {"ddtree_budgets", s.ddtreeBudgets},
+            {"turns", s.allTurns ? "all" : "first"},
+            {"chat_wrap_raw", s.chatWrapRaw},
+            {"thinking", s.thinking},
+            {"limit", s.limit},
+            {"histogram_bins", s.histogramBins},
+            {"device", s.device},
+            {"dtype", s.dtype}};
+    writeSamplingJson(j, s.run);
+    return j;
+}
+
 nlohmann::json toJson(const PromptSpec& p) {
     return {{"kind", p.kind == PromptSpec::Kind::Ids ? "ids" : "text"},
             {"text", p.text},
