@@ -162,8 +162,13 @@ private slots:
                               "equal groups, one per replica), found 3 entries ('cuda:0,cuda:1,cuda:2')"));
         msg = errorOf([] { replicaDeviceGroups("cpu", 0); });
         QCOMPARE(msg, QString("replicas: expected an integer from 1 to 64, found 0"));
-        msg = errorOf([] { replicaDeviceGroups("cuda:0,,cuda:1", 1); });
-        QVERIFY2(msg.startsWith("device: expected a comma-separated device list without empty entries"), qPrintable(msg));
+        msg = errorOf([] { replicaDeviceGroups("cuda:0,,cuda:1", 1); });  // entries as deviceList checks them
+        QVERIFY2(msg.startsWith("device: expected cpu, cuda, cuda:N, a comma-separated list of them"), qPrintable(msg));
+        QVERIFY2(msg.endsWith("found 'cuda:0,,cuda:1'"), qPrintable(msg));
+        QCOMPARE(replicaDeviceGroups("auto", 1), (std::vector<std::string>{"auto"}));
+        msg = errorOf([] { replicaDeviceGroups("auto", 2); });  // would give every replica every GPU
+        QVERIFY2(msg.startsWith("device: expected a list of GPUs to cut into --replicas 2 groups"), qPrintable(msg));
+        QVERIFY2(msg.endsWith("found 'auto'"), qPrintable(msg));
 
         // CPU threads are divided among the CPU replicas; GPU replicas keep --threads.
         LoadOptions o;
@@ -183,6 +188,15 @@ private slots:
         QCOMPARE(r[1].threads, 3);  // no CPU entry: as given
         o.threads = -1;             // left for validate(LoadOptions) to refuse
         QCOMPARE(replicaLoadOptions(o, 2, 8)[0].threads, -1);
+        // --gpu-memory: one limit per --device entry, each replica takes its group's.
+        o.deviceMemory = {10, 20, 30, 40};
+        r = replicaLoadOptions(o, 2, 8);
+        QCOMPARE(r[0].deviceMemory, (std::vector<std::uint64_t>{10, 20}));
+        QCOMPARE(r[1].deviceMemory, (std::vector<std::uint64_t>{30, 40}));
+        o.device = "cuda:0";  // one shared device: every replica keeps its limit
+        o.deviceMemory = {50};
+        r = replicaLoadOptions(o, 2, 8);
+        QCOMPARE(r[1].deviceMemory, (std::vector<std::uint64_t>{50}));
     }
 
     /// Engines keep their own CPU thread count on whichever thread runs them: libtorch's

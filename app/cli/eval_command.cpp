@@ -189,6 +189,7 @@ int EvalCommand::run(const std::atomic<bool>& cancel) const {
     a.settings.device = device.load.device;
     a.settings.dtype = device.load.dtype;
     checkOptions([&] {  // each replica's device group, dtype and threads, as DeviceArgs::check for one
+        if (device.gpuMemoryError) throw *device.gpuMemoryError;
         for (const auto& o : replicaLoadOptions(a.load, a.replicas)) validate(o);
         a.shard = shard.empty() ? ResultsShard{} : parseShard(shard);
     });

@@ -55,17 +55,19 @@ inline constexpr int kMaxReplicas = 64;
 /// The device group of each of `replicas` engine replicas from a `--device` list
 /// ("cuda:0,cuda:1,cuda:2,cuda:3"): one entry is used by every replica; otherwise the list is
 /// cut into `replicas` contiguous groups of equal length (with 2: "cuda:0,cuda:1" and
-/// "cuda:2,cuda:3"), each passed unchanged as LoadOptions::device. Entries are not checked
-/// here (validate(LoadOptions) checks each group). Throws InvalidSetting for "replicas"
-/// outside 1..kMaxReplicas, and for "device" with an empty entry or a length that is not a
-/// multiple of `replicas` (expected vs found counts).
+/// "cuda:2,cuda:3"), each passed as LoadOptions::device. Entries are parsed and checked by
+/// deviceList (settings_validation.h). Throws InvalidSetting for "replicas" outside
+/// 1..kMaxReplicas, and for "device" with a bad entry, "auto" with more than one replica
+/// (it cannot be cut into disjoint groups), or a length that is not a multiple of
+/// `replicas` (expected vs found counts).
 std::vector<std::string> replicaDeviceGroups(const std::string& devices, int replicas);
 
 /// The load options of each replica: `options` with the device group of replicaDeviceGroups,
 /// and the CPU threads divided among the replicas whose group has a "cpu" entry: each gets
 /// max(1, T / those replicas), T = options.threads or, when 0, `hardwareThreads` (0: the
-/// machine's; a negative count is kept for validate(LoadOptions) to refuse). With one
-/// replica `options` is returned unchanged. Throws as replicaDeviceGroups.
+/// machine's; a negative count is kept for validate(LoadOptions) to refuse), and the
+/// --gpu-memory limits of its group's entries (when there is one limit per entry of a list).
+/// With one replica `options` is returned unchanged. Throws as replicaDeviceGroups.
 std::vector<LoadOptions> replicaLoadOptions(const LoadOptions& options, int replicas, unsigned hardwareThreads = 0);
 
 /// Runs the evaluation with the loaded target and every loaded drafter on `replicas`: engines

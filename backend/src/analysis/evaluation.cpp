@@ -13,7 +13,6 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 namespace draftscope {
@@ -337,14 +336,14 @@ ResultsShard parseShard(const std::string& text) {
 std::vector<std::string> replicaDeviceGroups(const std::string& devices, int replicas) {
     if (replicas < 1 || replicas > kMaxReplicas)
         throw InvalidSetting("replicas", "an integer from 1 to " + std::to_string(kMaxReplicas), std::to_string(replicas));
-    std::vector<std::string> entries;
-    std::stringstream ss(devices);
-    for (std::string e; std::getline(ss, e, ',');) entries.push_back(e);
-    if (devices.empty() || devices.back() == ',' ||
-        std::find(entries.begin(), entries.end(), std::string()) != entries.end())
-        throw InvalidSetting("device", "a comma-separated device list without empty entries",
-                             "'" + escapeNonPrintable(devices) + "'");
-    if (entries.size() == 1) return std::vector<std::string>(static_cast<std::size_t>(replicas), devices);
+    const auto entries = deviceList(devices);  // validated entries, no empty ones
+    if (entries.size() == 1) {
+        if (entries.front() == "auto" && replicas > 1)
+            throw InvalidSetting("device", "a list of GPUs to cut into --replicas " + std::to_string(replicas) +
+                                               " groups (e.g. cuda:0,cuda:1); auto would give every replica every GPU",
+                                 "'auto'");
+        return std::vector<std::string>(static_cast<std::size_t>(replicas), devices);
+    }
     const auto n = static_cast<std::size_t>(replicas);
     if (entries.size() % n != 0)
         throw InvalidSetting("device", "one device, or a list whose length is a multiple of --replicas " +
@@ -363,11 +362,19 @@ std::vector<LoadOptions> replicaLoadOptions(const LoadOptions& options, int repl
     const auto cpuReplicas = std::count_if(groups.begin(), groups.end(), onCpu);
     if (hardwareThreads == 0) hardwareThreads = std::max(1u, std::thread::hardware_concurrency());
     const int total = options.threads > 0 ? options.threads : static_cast<int>(hardwareThreads);
+    // --gpu-memory has one limit per entry of --device: each replica takes its group's limits
+    // (all of them when every replica shares the one device).
+    const auto entries = deviceList(options.device).size();
+    const auto per = entries == 1 ? std::size_t(1) : entries / groups.size();
+    const bool splitLimits = entries > 1 && options.deviceMemory.size() == entries;
     std::vector<LoadOptions> out;
-    for (const auto& group : groups) {
+    for (std::size_t r = 0; r < groups.size(); ++r) {
         LoadOptions o = options;
-        o.device = group;
-        if (onCpu(group) && options.threads >= 0) o.threads = std::max(1, total / static_cast<int>(cpuReplicas));
+        o.device = groups[r];
+        if (splitLimits)
+            o.deviceMemory.assign(options.deviceMemory.begin() + static_cast<std::ptrdiff_t>(r * per),
+                                  options.deviceMemory.begin() + static_cast<std::ptrdiff_t>((r + 1) * per));
+        if (onCpu(groups[r]) && options.threads >= 0) o.threads = std::max(1, total / static_cast<int>(cpuReplicas));
         out.push_back(o);
     }
     return out;
