@@ -33,9 +33,11 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QRegularExpression>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -311,6 +313,50 @@ private slots:
         w.promptPanel()->setDdtreeBudgets({});
         QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
         QVERIFY(w.lastResult()->treeRuns.empty());
+    }
+
+    /// The model panel's Device and GPU memory fields reach the engine's placement: "cpu,cpu"
+    /// splits the demo target in two groups (identical acceptance to one device), the
+    /// status and the log show the placement and the per-device peaks, and bad limits are
+    /// refused as load errors that name the field.
+    void modelPanelSplitsTheTargetAcrossDevices() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(96);  // the goldens' length
+        w.promptPanel()->setLoopRevision(LoopRevision::April2026);
+        w.promptPanel()->setDdtreeBudgets({});
+        ModelRequest split = demoModels();
+        split.device = "cpu,cpu";
+        split.gpuMemory = "64GiB, 64GiB";
+        QString err;
+        QVERIFY2(HeadlessRun(w).loadAndRun(split, &err), qPrintable(err));
+        QCOMPARE(w.modelPanel()->findChild<QComboBox*>("device")->currentText(), QString("cpu,cpu"));
+        QCOMPARE(w.modelPanel()->findChild<QLineEdit*>("gpuMemory")->text(), QString("64GiB, 64GiB"));
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        const QString status = w.modelPanel()->status();
+        QVERIFY2(status.contains("Placement: cpu: embeddings, layers 0-") && status.contains("cpu: layers") &&
+                     status.contains("head"),
+                 qPrintable(status));
+        QCOMPARE(w.lastResult()->run.acceptanceLengths,
+                 goldens()["dflash_generate"]["drafter-good.p0"]["acceptance_lengths"].get<std::vector<int>>());
+        QVERIFY2(w.logText().contains(QRegularExpression("analysis \\S+: placement cpu: embeddings, layers 0-\\d+[^;]*; cpu: layers \\d+-\\d+[^;]*head")),
+                 qPrintable(w.logText()));
+        // Another limit is another load; a malformed one fails that load, naming the field.
+        auto* mem = w.modelPanel()->findChild<QLineEdit*>("gpuMemory");
+        mem->setText("40XB,40GiB");
+        QVERIFY(w.modelPanel()->differsFromLoaded());
+        QSignalSpy failed(w.controller(), &AnalysisController::failed);
+        w.loadModels(w.modelPanel()->request());
+        QVERIFY(waitForSignal(failed, 60000));
+        QVERIFY2(failed.first().at(2).toString().contains("gpu-memory") && failed.first().at(2).toString().contains("40XB"),
+                 qPrintable(failed.first().at(2).toString()));
+        QVERIFY(w.modelPanel()->status().contains("Load failed"));
+        // Limits too small for the target: refused before loading, with the bytes per device.
+        mem->setText("1KiB,1KiB");
+        w.loadModels(w.modelPanel()->request());
+        QVERIFY(waitForCount(failed, 2, 60000));
+        const QString tooSmall = failed.at(1).at(2).toString();
+        QVERIFY2(tooSmall.contains("does not fit") && tooSmall.contains("cpu 1.00 KiB"), qPrintable(tooSmall));
     }
 
     void runLoadsTheModelsTheFieldsName() {

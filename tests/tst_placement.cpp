@@ -205,7 +205,9 @@ private slots:
     void parsesMemoryLimits() {
         QCOMPARE(parseMemoryLimits("40GiB,1.5KB,7B"), (Bytes{std::uint64_t{40} << 30, 1500, 7}));
         QCOMPARE(parseMemoryLimits("0.5MiB"), (Bytes{524288}));
-        for (const char* bad : {"40", "nanGiB", "-1GiB", "infGB", "GiB", "1e3GB", "40GiB,", " 4GiB", "99999999999TiB"}) {
+        QCOMPARE(parseMemoryLimits(" 40GiB ,\t7B"), (Bytes{std::uint64_t{40} << 30, 7}));  // spaces around entries
+        for (const char* bad : {"40", "nanGiB", "-1GiB", "infGB", "GiB", "1e3GB", "40GiB,", "4 GiB", " , 4GiB",
+                                "99999999999TiB"}) {
             const auto msg = errorOf([&] { parseMemoryLimits(bad); });
             QVERIFY2(msg.startsWith("gpu-memory: expected a comma-separated list of sizes"), qPrintable(msg));
         }
@@ -213,6 +215,7 @@ private slots:
 
     void validatesPlacementOptions() {
         QCOMPARE(deviceList("cuda:0,cuda:1"), (std::vector<std::string>{"cuda:0", "cuda:1"}));
+        QCOMPARE(deviceList(" cuda:0, cuda:1 "), (std::vector<std::string>{"cuda:0", "cuda:1"}));
         LoadOptions o;
         o.device = "cpu,cpu";
         o.splitAfterLayers = {2};
@@ -220,7 +223,7 @@ private slots:
         o.drafterDevice = "cpu";
         validate(o);  // valid
         auto fails = [](LoadOptions bad) { return errorOf([&] { validate(bad); }); };
-        for (const char* d : {"cpu,,cpu", "auto,cpu", "cuda:x", "cpu,"}) {
+        for (const char* d : {"cpu,,cpu", "auto,cpu", "cuda:x", "cpu,", "cpu, ,cpu", "cu da"}) {
             auto b = o;
             b.device = d;
             QVERIFY2(fails(b).startsWith("device: expected cpu, cuda, cuda:N, a comma-separated list"), d);

@@ -2,6 +2,7 @@
 
 #include "draftscope/analysis.h"
 #include "draftscope/errors.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/tokenizer.h"
 
 #include <QThread>
@@ -63,6 +64,7 @@ private:
             LoadOptions opt;
             opt.device = r.device.toStdString();
             opt.dtype = r.dtype.toStdString();
+            if (!r.gpuMemory.trimmed().isEmpty()) opt.deviceMemory = parseMemoryLimits(r.gpuMemory.trimmed().toStdString());
             engine_ = std::make_unique<Engine>();
             loadOptions_ = opt;
             ModelsLoaded loaded;

@@ -34,6 +34,9 @@ struct ModelRequest {
     QString drafterBDir;
     QString device = "cpu";
     QString dtype = "float32";
+    /// Usable memory per device of `device`, as typed ("40GiB,40GiB"; parsed by
+    /// parseMemoryLimits when the models load); empty = a GPU's free memory.
+    QString gpuMemory;
 };
 
 /// One prompt to analyse with the loaded models.

@@ -37,6 +37,7 @@ QString describeLoadedModels(const ModelsLoaded& loaded) {
                        .arg(t.vocabSize).arg(runs.join(", ")) +
                    describeDrafter(loaded.drafter);
     if (loaded.drafterB) text += tr("\nDrafter B (compare): ") + describeDrafter(*loaded.drafterB);
+    if (t.devices.size() > 1) text += tr("\nPlacement: ") + QString::fromStdString(t.placement);
     return text;
 }
 

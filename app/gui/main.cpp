@@ -87,7 +87,10 @@ int main(int argc, char** argv) {
     QCommandLineOption promptFile("prompt-file", "Read the prompt text from a file.", "file");
     QCommandLineOption chat("chat", "Wrap the prompt as a ChatML user turn.");
     QCommandLineOption maxNew("max-new", "Tokens to generate (default 96).", "n", "96");
-    QCommandLineOption device("device", "cpu or cuda (default cpu).", "device", "cpu");
+    QCommandLineOption device("device", "cpu, cuda, cuda:N, a comma-separated list splitting the target's layers "
+                              "across devices (cuda:0,cuda:1), or auto (default cpu).", "device", "cpu");
+    QCommandLineOption gpuMemory("gpu-memory", "Usable memory per device of --device, e.g. 40GiB,40GiB (default: "
+                                 "a GPU's free memory).", "limits");
     QCommandLineOption dtype("dtype", "float32 or bfloat16 (default float32).", "dtype", "float32");
     QCommandLineOption ddtreeBudget("ddtree-budget", "Also run the DDTree loop with N tree nodes per step (repeatable; "
                                     "replaces the default budgets 4, 8, 16, 32; 0 = no tree runs).", "n");
@@ -96,7 +99,7 @@ int main(int argc, char** argv) {
     QCommandLineOption resultsPrompt("results-prompt", "With a results file: show (and export) the prompt with this id "
                                      "(default: the worst by tau).", "id");
     QCommandLineOption resultsDrafter("results-drafter", "With a results file: show drafter N (1-based, default 1).", "n", "1");
-    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, dtype, ddtreeBudget, exportDir,
+    for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, gpuMemory, dtype, ddtreeBudget, exportDir,
                           resultsPrompt, resultsDrafter})
         cli.addOption(o);
     cli.addPositionalArgument("results", "A results file written by draftscope-cli eval --out: opened as a recorded "
@@ -121,6 +124,7 @@ int main(int argc, char** argv) {
     ModelRequest models;
     models.device = cli.value(device);
     models.dtype = cli.value(dtype);
+    models.gpuMemory = cli.value(gpuMemory).trimmed();
     bool okMax = false;
     const int maxNewTokens = cli.value(maxNew).toInt(&okMax);
     try {
@@ -132,6 +136,7 @@ int main(int argc, char** argv) {
         LoadOptions load;
         load.device = models.device.toStdString();
         load.dtype = models.dtype.toStdString();
+        if (!models.gpuMemory.isEmpty()) load.deviceMemory = parseMemoryLimits(models.gpuMemory.toStdString());
         validate(load);
     } catch (const InvalidSetting& e) {
         return optionError(e.renamed("--" + e.option()).what());
@@ -190,9 +195,16 @@ int main(int argc, char** argv) {
     window.promptPanel()->setMaxNewTokens(maxNewTokens);
     if (cli.isSet(chat)) window.promptPanel()->setChat(true);
     if (!promptText.isEmpty()) window.promptPanel()->setPromptText(promptText);
-    if (!models.targetDir.isEmpty()) window.modelPanel()->setTargetDir(models.targetDir);
-    if (!models.drafterDir.isEmpty()) window.modelPanel()->setDrafterDir(models.drafterDir);
-    if (!models.drafterBDir.isEmpty()) window.modelPanel()->setDrafterBDir(models.drafterBDir);
+    {  // the fields show what the command line named; the rest keep their recent entries
+        ModelRequest shown = window.modelPanel()->request();
+        if (!models.targetDir.isEmpty()) shown.targetDir = models.targetDir;
+        if (!models.drafterDir.isEmpty()) shown.drafterDir = models.drafterDir;
+        if (!models.drafterBDir.isEmpty()) shown.drafterBDir = models.drafterBDir;
+        shown.device = models.device;
+        shown.gpuMemory = models.gpuMemory;
+        shown.dtype = models.dtype;
+        window.modelPanel()->setRequest(shown);
+    }
 
     if (exporting && !resultsPath.isEmpty())
         return HeadlessRun(window).exportRecorded(resultsPath, cli.value(exportDir),

@@ -11,6 +11,7 @@
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSettings>
 #include <QToolButton>
@@ -70,7 +71,7 @@ bool sameModels(const ModelRequest& a, const ModelRequest& b) {
     return canonicalOrAsTyped(a.targetDir) == canonicalOrAsTyped(b.targetDir) &&
            canonicalOrAsTyped(a.drafterDir) == canonicalOrAsTyped(b.drafterDir) &&
            canonicalOrAsTyped(a.drafterBDir) == canonicalOrAsTyped(b.drafterBDir) && a.device == b.device &&
-           a.dtype == b.dtype;
+           a.gpuMemory.trimmed() == b.gpuMemory.trimmed() && a.dtype == b.dtype;
 }
 
 ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
@@ -95,6 +96,12 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     device_->addItems({"cpu", "cuda", "auto"});
     device_->setToolTip(tr("cpu, cuda, cuda:N, or a comma-separated list (cuda:0,cuda:1) that splits the target's "
                            "layers across those devices; auto = every visible GPU"));
+    gpuMemory_ = new QLineEdit(this);
+    gpuMemory_->setObjectName("gpuMemory");
+    gpuMemory_->setPlaceholderText(tr("free memory (e.g. 40GiB,40GiB)"));
+    gpuMemory_->setToolTip(tr("Usable memory per device of the Device field, comma-separated (B, KB, MB, GB, TB, KiB, "
+                              "MiB, GiB, TiB): the target's layers are placed within these limits. Empty: each GPU's "
+                              "free memory, the CPU unlimited"));
     dtype_ = new QComboBox(this);
     dtype_->addItems({"float32", "bfloat16"});
     load_ = new QPushButton(tr("Load models"), this);
@@ -116,6 +123,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     drafterBRow_->setEnabled(false);
     connect(compare_, &QCheckBox::toggled, drafterBRow_, &QWidget::setEnabled);
     form->addRow(tr("Device"), device_);
+    form->addRow(tr("GPU memory"), gpuMemory_);
     form->addRow(tr("Dtype"), dtype_);
     form->addRow(load_);
     form->addRow(changed_);
@@ -123,6 +131,7 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     connect(load_, &QPushButton::clicked, this, [this] { emit loadRequested(request()); });
     for (auto* c : {target_, drafter_, drafterB_, device_, dtype_})
         connect(c, &QComboBox::currentTextChanged, this, &ModelPanel::updateChangedState);
+    connect(gpuMemory_, &QLineEdit::textChanged, this, &ModelPanel::updateChangedState);
     connect(compare_, &QCheckBox::toggled, this, &ModelPanel::updateChangedState);
 }
 
@@ -149,6 +158,7 @@ ModelRequest ModelPanel::request() const {
     r.drafterDir = drafter_->currentText().trimmed();
     if (compare_->isChecked()) r.drafterBDir = drafterB_->currentText().trimmed();
     r.device = device_->currentText().trimmed();
+    r.gpuMemory = gpuMemory_->text().trimmed();
     r.dtype = dtype_->currentText();
     return r;
 }
@@ -158,6 +168,14 @@ void ModelPanel::setDrafterDir(const QString& dir) { drafter_->setCurrentText(di
 void ModelPanel::setDrafterBDir(const QString& dir) {
     drafterB_->setCurrentText(dir);
     compare_->setChecked(!dir.isEmpty());
+}
+void ModelPanel::setRequest(const ModelRequest& r) {
+    setTargetDir(r.targetDir);
+    setDrafterDir(r.drafterDir);
+    setDrafterBDir(r.drafterBDir);
+    device_->setCurrentText(r.device);
+    gpuMemory_->setText(r.gpuMemory);
+    dtype_->setCurrentText(r.dtype);
 }
 bool ModelPanel::isComparing() const { return compare_->isChecked(); }
 void ModelPanel::setStatus(const QString& text) {

@@ -1,6 +1,7 @@
 #pragma once
 // Model selection: target and drafter directories (with recent entries), an optional second
-// drafter (B) to compare with, device, dtype.
+// drafter (B) to compare with, device (or devices the target is split across), their
+// memory limits, dtype.
 
 #include "gui/analysis_controller.h"
 
@@ -10,6 +11,7 @@ class QCheckBox;
 class QComboBox;
 class QPushButton;
 class QLabel;
+class QLineEdit;
 
 namespace draftscope {
 
@@ -22,6 +24,9 @@ public:
     void setDrafterDir(const QString& dir);
     /// Sets drafter B's directory and turns comparing on (off for an empty `dir`).
     void setDrafterBDir(const QString& dir);
+    /// Fills every field from `r` (directories, drafter B and comparing, device, GPU memory,
+    /// dtype), e.g. for a load asked for from the command line.
+    void setRequest(const ModelRequest& r);
     /// Whether "Compare with drafter B" is on (request().drafterBDir is then B's field).
     bool isComparing() const;
     /// Shows what is loaded (or an error) under the form.
@@ -32,7 +37,8 @@ public:
     /// What the engine has loaded (or is loading); an empty targetDir = nothing. While the
     /// fields differ from it, a line under the form says so (Run reloads, or Load).
     void setLoaded(const ModelRequest& loaded);
-    /// Whether request() names other models (directories, B, device, dtype) than setLoaded().
+    /// Whether request() names other models (directories, B, device, GPU memory, dtype) than
+    /// setLoaded().
     bool differsFromLoaded() const;
 
 signals:
@@ -46,6 +52,7 @@ private:
     QComboBox* drafterB_;
     QWidget* drafterBRow_;
     QComboBox* device_;
+    QLineEdit* gpuMemory_;
     QComboBox* dtype_;
     QPushButton* load_;
     QLabel* status_;
@@ -54,7 +61,7 @@ private:
 };
 
 /// True when `a` and `b` name the same target, drafter, drafter B (directories compared
-/// after resolving symlinks and trailing slashes), device and dtype.
+/// after resolving symlinks and trailing slashes), device, GPU memory limits and dtype.
 bool sameModels(const ModelRequest& a, const ModelRequest& b);
 
 }  // namespace draftscope

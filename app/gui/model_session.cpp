@@ -13,14 +13,14 @@ bool ModelSession::load(const ModelRequest& r, QString* error) {
         if (error) *error = tr("choose both a target directory and a drafter directory");
         return false;
     }
-    panel_->setTargetDir(r.targetDir);
-    panel_->setDrafterDir(r.drafterDir);
-    panel_->setDrafterBDir(r.drafterBDir);
+    panel_->setRequest(r);
     pending_ = r;
     inFlight_ = true;
     panel_->setLoaded(r);  // the fields now name what is being loaded
     panel_->setStatus(tr("Loading..."));
-    emit logLine(tr("loading target %1, drafter %2 (%3, %4)").arg(r.targetDir, r.drafterDir, r.device, r.dtype));
+    emit logLine(tr("loading target %1, drafter %2 (%3%4, %5)")
+                     .arg(r.targetDir, r.drafterDir, r.device,
+                          r.gpuMemory.isEmpty() ? QString() : tr(", GPU memory %1").arg(r.gpuMemory), r.dtype));
     if (!r.drafterBDir.isEmpty()) emit logLine(tr("loading drafter B %1 to compare with").arg(r.drafterBDir));
     controller_->loadModels(r);
     return true;

@@ -2,6 +2,8 @@
 
 #include "gui/recorded_results.h"
 
+#include "draftscope/placement.h"
+
 #include "acceptance_plots.h"
 #include "acceptance_tree_view.h"
 #include "attention_heads_overview.h"
@@ -255,6 +257,16 @@ void Workbench::logRuns(const ShownRun& s) {
         tr("analysis %1: %2 prompt tokens, %3 generated, %4 steps, tau %5 (%6 ms)")
             .arg(id).arg(a.run.promptIds.size()).arg(a.run.outputIds.size() - a.run.promptIds.size())
             .arg(a.run.steps.size()).arg(a.run.tau, 0, 'f', 3).arg(a.run.timing.totalMs, 0, 'f', 0));
+    if (a.run.placement.find(';') != std::string::npos) {  // a target split across placement groups
+        QStringList peaks;
+        for (const auto& p : a.run.timing.peakPerDevice)
+            if (p.bytes >= 0)
+                peaks << QStringLiteral("%1 %2").arg(QString::fromStdString(p.device),
+                                                     QString::fromStdString(formatBytes(static_cast<std::uint64_t>(p.bytes))));
+        emit logLine(tr("analysis %1: placement %2%3")
+                         .arg(id, QString::fromStdString(a.run.placement),
+                              peaks.isEmpty() ? QString() : tr("; peak memory %1").arg(peaks.join(", "))));
+    }
     for (const auto& t : a.treeRuns)
         emit logLine(
             tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")

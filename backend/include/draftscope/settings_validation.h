@@ -58,11 +58,11 @@ std::uint64_t parseSeed(const std::string& text);
 /// ones; max-context >= 1. Throws InvalidSetting naming the first bad field.
 void validate(const LoadOptions& options);
 
-/// The entries of a device list ("cuda:0,cuda:1" -> {"cuda:0", "cuda:1"}; "auto" stays
-/// one entry), each checked as validate(LoadOptions) does. Throws InvalidSetting("device").
+/// The entries of a device list ("cuda:0,cuda:1" or "cuda:0, cuda:1" -> {"cuda:0",
+/// "cuda:1"}; spaces around entries are dropped; "auto" stays one entry), each checked as validate(LoadOptions) does. Throws InvalidSetting("device").
 std::vector<std::string> deviceList(const std::string& device);
 
-/// Parses per-device memory limits "40GiB,40GiB": each a number >= 0 (decimals allowed)
+/// Parses per-device memory limits "40GiB,40GiB" (spaces around entries allowed): each a number >= 0 (decimals allowed)
 /// with a unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024),
 /// rounded down to whole bytes. Throws InvalidSetting for "gpu-memory" naming the bad entry
 /// (no unit, NaN, negative, overflow).

@@ -40,15 +40,20 @@ bool isCudaIndex(const std::string& name) {
     return true;
 }
 
-/// The comma-separated entries of `text` (an empty entry stays empty).
+/// The comma-separated entries of `text`, each without surrounding spaces and tabs ("a, b"
+/// is "a,b"; an empty entry stays empty).
 std::vector<std::string> splitCommas(const std::string& text) {
+    const auto trimmed = [](const std::string& e) {
+        const auto first = e.find_first_not_of(" \t");
+        return first == std::string::npos ? std::string() : e.substr(first, e.find_last_not_of(" \t") - first + 1);
+    };
     std::vector<std::string> out;
     std::size_t from = 0;
     for (auto comma = text.find(','); comma != std::string::npos; comma = text.find(',', from)) {
-        out.push_back(text.substr(from, comma - from));
+        out.push_back(trimmed(text.substr(from, comma - from)));
         from = comma + 1;
     }
-    out.push_back(text.substr(from));
+    out.push_back(trimmed(text.substr(from)));
     return out;
 }
 
