@@ -12,7 +12,10 @@
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
 #include "draftscope/model_config.h"
+#include "draftscope/placement.h"
 #include "draftscope/safetensors.h"
+#include "draftscope/settings_validation.h"
+#include "engine/target_placement.h"
 #include "models/dflash_drafter.h"
 #include "models/target_model.h"
 
@@ -26,6 +29,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -41,15 +45,28 @@ double median(std::vector<double> v) {
 
 double msSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-/// Median milliseconds of `reps` runs of `body` after `warmup` runs, synchronising around each.
-std::vector<double> timeIt(const at::Device& dev, int warmup, int reps, const std::function<void()>& body) {
+/// The distinct devices of a placement (a split on one GPU, "cuda:0,cuda:0", is one device).
+std::vector<at::Device> distinct(const std::vector<at::Device>& devices) {
+    std::vector<at::Device> out;
+    for (const auto& d : devices)
+        if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+    return out;
+}
+
+void synchronize(const std::vector<at::Device>& devices) {
+    for (const auto& d : devices) compat::synchronize(d);
+}
+
+/// Milliseconds of `reps` runs of `body` after `warmup` runs, synchronising every device
+/// around each.
+std::vector<double> timeIt(const std::vector<at::Device>& devs, int warmup, int reps, const std::function<void()>& body) {
     for (int i = 0; i < warmup; ++i) body();
-    compat::synchronize(dev);
+    synchronize(devs);
     std::vector<double> ms;
     for (int i = 0; i < reps; ++i) {
         const auto t0 = Clock::now();
         body();
-        compat::synchronize(dev);
+        synchronize(devs);
         ms.push_back(msSince(t0));
     }
     return ms;
@@ -70,14 +87,29 @@ int main(int argc, char** argv) {
         if (!a.count(k)) {
             std::cerr << "usage: draftscope-bench --target DIR --drafter DIR --prompt-ids FILE.json --out FILE.json\n"
                          "       [--dump FILE.safetensors] [--new 256] [--reps 20] [--e2e-reps 3] [--e2e-cold 1] [--exact 1]\n"
-                         "       [--device cuda] [--dtype bfloat16] [--label NAME]\n";
+                         "       [--device cuda | cuda:0,cuda:0 | auto] [--gpu-memory 40GiB,40GiB] [--split-after L]\n"
+                         "       [--drafter-device D] [--dtype bfloat16] [--label NAME]\n";
             return 2;
         }
     try {
         c10::InferenceMode guard;
         if (a.count("--exact") && a["--exact"] != "0") compat::setFastKernels(false);
-        const auto dev = compat::parseDevice(a["--device"]);
-        const auto dtype = compat::parseDtype(a["--dtype"]);
+        // The placement options as the CLI takes them (LoadOptions, validated the same way).
+        LoadOptions lo;
+        lo.device = a["--device"];
+        lo.dtype = a["--dtype"];
+        if (a.count("--gpu-memory")) lo.deviceMemory = parseMemoryLimits(a["--gpu-memory"]);
+        if (a.count("--split-after")) {
+            std::stringstream list(a["--split-after"]);
+            for (std::string e; std::getline(list, e, ',');) lo.splitAfterLayers.push_back(std::stoll(e));
+        }
+        if (a.count("--drafter-device")) lo.drafterDevice = a["--drafter-device"];
+        validate(lo);
+        const auto dtype = compat::parseDtype(lo.dtype);
+        std::vector<at::Device> devs;
+        for (const auto& name : placementDevices(lo.device)) devs.push_back(compat::parseDevice(name));
+        devs = distinct(devs);
+        const auto dev = devs.front();
         const int reps = std::stoi(a["--reps"]), e2eReps = std::stoi(a["--e2e-reps"]);
         const std::int64_t maxNew = std::stoll(a["--new"]);
         nlohmann::json out;
@@ -94,13 +126,13 @@ int main(int argc, char** argv) {
             const std::int64_t n = std::int64_t(1) << 30;  // 2 GiB of bf16 per buffer
             auto src = at::empty({n}, at::TensorOptions().dtype(at::kBFloat16).device(dev)).uniform_();
             auto dst = at::empty_like(src);
-            const auto ms = timeIt(dev, 3, 10, [&] { dst.copy_(src); });
+            const auto ms = timeIt(devs, 3, 10, [&] { dst.copy_(src); });
             out["copy_ms"] = median(ms);
             out["copy_bandwidth_gbps"] = 2.0 * n * 2 / (median(ms) * 1e6);  // read + write
         }
 
-        compat::synchronize(dev);
-        compat::resetPeakMemory(dev);
+        synchronize(devs);
+        for (const auto& d : devs) compat::resetPeakMemory(d);
         const auto tLoad = Clock::now();
         std::unique_ptr<TargetModel> target;
         std::unique_ptr<DFlashDrafter> drafter;
@@ -115,7 +147,7 @@ int main(int argc, char** argv) {
                 for (auto d : w.shape(embedName)) n *= static_cast<std::uint64_t>(d);
                 embedBytes = n;
             }
-            target = std::make_unique<TargetModel>(cfg, w, dtype, dev);
+            target = std::make_unique<TargetModel>(cfg, w, dtype, planTarget(cfg, w, dtype, lo));
         }
         const double targetLoadS = msSince(tLoad) / 1e3;
         {
@@ -124,7 +156,7 @@ int main(int argc, char** argv) {
             drafterBytes = w.totalBytes();
             drafter = std::make_unique<DFlashDrafter>(cfg, w, *target);
         }
-        compat::synchronize(dev);
+        synchronize(devs);
         const double loadS = msSince(tLoad) / 1e3;
         out["load_s"] = loadS;
         out["target_load_s"] = targetLoadS;
@@ -134,9 +166,17 @@ int main(int argc, char** argv) {
         out["load_gbps"] = static_cast<double>(targetBytes + drafterBytes) / loadS / 1e9;
         // A verify pass reads every target weight except the embedding table (16 rows of it).
         out["verify_weight_bytes"] = targetBytes - embedBytes;
-        const auto memLoad = compat::deviceMemoryStats(dev);
-        out["mem_after_load_bytes"] = memLoad.allocated;
-        out["peak_load_bytes"] = memLoad.peakAllocated;
+        out["placement"] = describePlacement(target->placement().plan, target->placement().names);
+        out["groups"] = target->placement().names.size();
+        std::int64_t memAfter = 0, peakLoad = 0;
+        for (const auto& d : devs) {
+            const auto m = compat::deviceMemoryStats(d);
+            memAfter += m.allocated;
+            peakLoad += m.peakAllocated;
+        }
+        out["mem_after_load_bytes"] = memAfter;  // summed over the distinct devices
+        out["peak_load_bytes"] = peakLoad;
+        std::cout << a["--label"] << ": placement " << out["placement"].get<std::string>() << std::endl;
 
         const auto featIdx = drafter->featureIndices();
         const std::int64_t B = drafter->blockSize();
@@ -145,10 +185,10 @@ int main(int argc, char** argv) {
         // Prefill + features (+ the anchor, which needs the host).
         std::vector<at::Tensor> ctxHolder(1);
         std::int64_t anchor = 0;
-        auto prefillMs = timeIt(dev, 1, 5, [&] {
+        auto prefillMs = timeIt(devs, 1, 5, [&] {
             KVCache c = target->makeCache();
             c.reserve(P + maxNew + B);
-            const auto pre = target->forward(promptT, c, {featIdx, P - 1, {}, {}});
+            const auto pre = target->forward(promptT, c, {featIdx, P - 1, {}, {}, {}});
             ctxHolder[0] = at::cat(pre.hidden, -1);
             anchor = pre.logits.argmax(-1).item<std::int64_t>();
         });
@@ -156,19 +196,19 @@ int main(int argc, char** argv) {
 
         KVCache tcache = target->makeCache();
         tcache.reserve(P + maxNew + B);
-        const auto pre = target->forward(promptT, tcache, {featIdx, P - 1, {}, {}});
+        const auto pre = target->forward(promptT, tcache, {featIdx, P - 1, {}, {}, {}});
         const auto ctx = at::cat(pre.hidden, -1);
-        const auto block = at::full({B}, drafter->config().maskTokenId, longOpts.device(dev));
+        const auto block = at::full({B}, drafter->config().maskTokenId, longOpts.device(target->drafterDevice()));
         block.narrow(0, 0, 1).fill_(anchor);
 
         // One drafter call with one new context row on a cache holding the prompt.
         KVCache dcache = drafter->makeCache();
         dcache.reserve(P + maxNew + B);
-        drafter->draft(ctx, block, dcache);
+        drafter->draft(ctx, block, dcache, RunSettings{}.loop);
         const auto ctx1 = ctx.narrow(0, P - 1, 1);
         at::Tensor drafted;
-        const auto draftMs = timeIt(dev, 3, reps, [&] {
-            const auto d = drafter->draft(ctx1, block, dcache);
+        const auto draftMs = timeIt(devs, 3, reps, [&] {
+            const auto d = drafter->draft(ctx1, block, dcache, RunSettings{}.loop);
             drafted = d.logits.argmax(-1).to(at::kCPU);
             dcache.crop(P);
         });
@@ -182,8 +222,8 @@ int main(int argc, char** argv) {
         const bool hybrid = target->isHybrid();
         out["hybrid"] = hybrid;
         const auto beforeVerify = tcache.snapshot();
-        const auto verifyMs = timeIt(dev, 3, reps, [&] {
-            const auto v = target->forward(verifyIds, tcache, {featIdx, 0, {}, {}});
+        const auto verifyMs = timeIt(devs, 3, reps, [&] {
+            const auto v = target->forward(verifyIds, tcache, {featIdx, 0, {}, {}, {}});
             const auto feats = at::cat(v.hidden, -1);
             const auto post = v.logits.argmax(-1).to(at::kCPU);
             tcache.restore(beforeVerify);
@@ -192,8 +232,8 @@ int main(int argc, char** argv) {
         if (hybrid) {
             // What a rejected hybrid step adds: the state after one committed token (nothing
             // accepted), rebuilt from the verify pass; timed as verify + crop minus the verify.
-            const auto cropMs = timeIt(dev, 3, reps, [&] {
-                target->forward(verifyIds, tcache, {featIdx, 0, {}, {}});
+            const auto cropMs = timeIt(devs, 3, reps, [&] {
+                target->forward(verifyIds, tcache, {featIdx, 0, {}, {}, {}});
                 tcache.crop(P + 1);
                 tcache.restore(beforeVerify);
             });
@@ -211,7 +251,7 @@ int main(int argc, char** argv) {
         if (a.count("--dump")) {
             std::vector<std::int64_t> all;
             KVCache c = target->makeCache();
-            const auto f = target->forward(promptT, c, {featIdx, 0, {}, {}});
+            const auto f = target->forward(promptT, c, {featIdx, 0, {}, {}, {}});
             SafetensorsWriter w;
             for (std::size_t i = 0; i < featIdx.size(); ++i)
                 w.addFloat32("hidden." + std::to_string(featIdx[i] - 1), {P, f.hidden[i].size(1)}, toFloats(f.hidden[i]));
@@ -228,19 +268,19 @@ int main(int argc, char** argv) {
         // The first full run is reported apart ("cold"): it meets every key length for the
         // first time (plan caches, e.g. cuDNN attention, would show here).
         if (a.count("--e2e-cold") == 0 || a["--e2e-cold"] != "0") {
-            compat::synchronize(dev);
+            synchronize(devs);
             const auto t0 = Clock::now();
             runDFlash(*target, *drafter, ids, s, {}, {}, nullptr);
-            compat::synchronize(dev);
+            synchronize(devs);
             out["e2e_cold_ms"] = msSince(t0);
         }
         std::vector<double> e2e;
         RunResult last;
         for (int i = 0; i < e2eReps; ++i) {
-            compat::synchronize(dev);
+            synchronize(devs);
             const auto t0 = Clock::now();
             last = runDFlash(*target, *drafter, ids, s, {}, {}, nullptr);
-            compat::synchronize(dev);
+            synchronize(devs);
             e2e.push_back(msSince(t0));
         }
         if (!e2e.empty()) {
@@ -249,6 +289,7 @@ int main(int argc, char** argv) {
             out["e2e_prefill_ms"] = last.timing.prefillMs;
             out["steps"] = last.acceptanceLengths.size();
             out["tau"] = last.tau;
+            out["acceptance_lengths"] = last.acceptanceLengths;
             out["output_ids"] = std::vector<std::int64_t>(last.outputIds.begin() + P, last.outputIds.end());
             out["peak_run_bytes"] = last.timing.peakDeviceBytes;
         }

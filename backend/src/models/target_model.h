@@ -50,6 +50,7 @@ struct TargetForwardResult {
 /// (draftscope/placement.h; docs/ENGINE.md, "Placement across devices").
 struct TargetPlacement {
     std::vector<at::Device> devices;  ///< one per group; groups may share a device ("cpu,cpu")
+    std::vector<std::string> names;   ///< the groups as the user named them ("cuda:0"); may be empty
     PlacementPlan plan;
 };
 
