@@ -18,7 +18,8 @@ A_log = log U(1, 16), dt_bias 1, conv1d N(0, 0.5). Deterministic (seed 0).
 
 usage: python3 bench/gen_weights_hybrid.py DIR [--layers L]
        python3 bench/gen_weights_hybrid.py --plan DIR...   prints "DIR L" for the first DIR
-              whose file system holds the largest L (multiple of 4, <= 64) with 2 GB spare
+              whose file system holds the largest L (multiple of 4, <= 64) with 2 GB spare,
+              or the first DIR that already holds complete weights (DIR/draftscope-hybrid)
 """
 import argparse
 import json
@@ -103,6 +104,14 @@ def fallback_ids(n_target, n_draft=DRAFT_LAYERS):  # DFlash build_target_layer_i
 
 
 def plan(dirs):
+    # Weights an earlier call wrote (prompt.json is written last) are reused where they are.
+    for d in dirs:
+        cfg = os.path.join(d, "draftscope-hybrid", "target", "config.json")
+        if os.path.exists(os.path.join(d, "draftscope-hybrid", "prompt.json")) and os.path.exists(cfg):
+            L = json.load(open(cfg))["num_hidden_layers"]
+            print(f"plan: {d}: weights already there ({L} layers)", file=sys.stderr)
+            print(f"{d} {L}")
+            return
     best = None
     for d in dirs:
         if not os.path.isdir(d):
