@@ -7,13 +7,13 @@
 # HF transformers reference loop (bench/hf_dflash.py, snapshot/re-run rollback) and prints
 # the table. Everything runs against a time budget (BENCH_BUDGET_S, default 570 s from the
 # start): what does not fit is cut and reported as such. Environment: BENCH_NEW (new tokens,
-# default 128), BENCH_LAYERS (force a layer count), BENCH_DIRS (candidate scratch parents,
+# default 256), BENCH_LAYERS (force a layer count), BENCH_DIRS (candidate scratch parents,
 # default "/tmp /dev/shm"). Results: $OUT if set, else <scratch>/results.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 T0=$(date +%s)
 DEADLINE=$((T0 + ${BENCH_BUDGET_S:-570}))
-NEW=${BENCH_NEW:-128}
+NEW=${BENCH_NEW:-256}
 left() { echo $((DEADLINE - $(date +%s))); }
 read -r BASE L < <(python3 bench/gen_weights_hybrid.py --plan ${BENCH_DIRS:-/tmp /dev/shm})
 L=${BENCH_LAYERS:-$L}
