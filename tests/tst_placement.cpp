@@ -189,9 +189,9 @@ private slots:
         QVERIFY2(msg.contains("cuda:1 needs 70 B for its layers but has 60 B"), qPrintable(msg));
         r.deviceLimits = {100, 100};
         r.splitAfterLayers = {3};
-        QVERIFY(errorOf([&] { planPlacement(r); }).contains("boundary after layer 3 is not a strictly increasing layer index in 0..2"));
+        QVERIFY(errorOf([&] { planPlacement(r); }).startsWith("split-after: expected strictly increasing decoder layer indices in 0..2 (the target has 4 layers), found a boundary after layer 3"));
         r.splitAfterLayers = {0, 1};
-        QVERIFY(errorOf([&] { planPlacement(r); }).contains("2 forced boundaries for 2 devices"));
+        QVERIFY(errorOf([&] { planPlacement(r); }).startsWith("split-after: expected one fewer boundary than devices (2), found 2 forced boundaries"));
     }
 
     void formatsBytes() {

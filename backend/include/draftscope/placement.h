@@ -45,9 +45,10 @@ struct PlacementPlan {
 /// limit less the reserve, the last group up to its limit less the reserve; a module
 /// that does not fit moves on to the next group. If that balanced pass fails, a sequential
 /// pass fills every group up to its limit. The drafter goes where the most room is left
-/// (ties: the lowest index) unless request.drafterDevice names a group. Throws Error when
-/// the modules cannot fit (naming the module, each group's needed and available bytes),
-/// for bad forced boundaries, or a drafter group out of range.
+/// (ties: the lowest index) unless request.drafterDevice names a group. Throws
+/// InvalidSetting("split-after") for bad forced boundaries, Error when
+/// the modules cannot fit (naming the module, each group's needed and available bytes)
+/// or for a drafter group out of range.
 PlacementPlan planPlacement(const PlacementRequest& request);
 
 /// "cuda:0: embeddings, layers 0-11; cuda:1: layers 12-23, head" (groups with nothing

@@ -1,4 +1,5 @@
 #include "draftscope/placement.h"
+#include "draftscope/settings_validation.h"
 
 #include "draftscope/errors.h"
 
@@ -67,14 +68,16 @@ std::vector<std::uint64_t> balancedBudgets(const std::vector<std::uint64_t>& siz
 std::vector<int> forcedGroups(const PlacementRequest& r) {
     const auto L = static_cast<std::int64_t>(r.layerBytes.size());
     const auto& split = r.splitAfterLayers;
+    // Named by the option that sets them (LoadOptions::splitAfterLayers, --split-after).
     if (split.size() + 1 != r.deviceNames.size())
-        throw Error("placement: " + std::to_string(split.size()) + " forced boundaries for " +
-                    std::to_string(r.deviceNames.size()) + " devices (give one fewer boundary than devices)");
+        throw InvalidSetting("split-after", "one fewer boundary than devices (" + std::to_string(r.deviceNames.size()) + ")",
+                             std::to_string(split.size()) + " forced boundaries");
     for (std::size_t i = 0; i < split.size(); ++i)
         if (split[i] < 0 || split[i] > L - 2 || (i > 0 && split[i] <= split[i - 1]))
-            throw Error("placement: boundary after layer " + std::to_string(split[i]) +
-                        " is not a strictly increasing layer index in 0.." + std::to_string(L - 2) +
-                        " (the target has " + std::to_string(L) + " layers)");
+            throw InvalidSetting("split-after",
+                                 "strictly increasing decoder layer indices in 0.." + std::to_string(L - 2) +
+                                     " (the target has " + std::to_string(L) + " layers)",
+                                 "a boundary after layer " + std::to_string(split[i]));
     std::vector<int> where{0};
     int g = 0;
     for (std::int64_t l = 0; l < L; ++l) {
