@@ -116,9 +116,13 @@ void CompareTargetsCommand::add(CLI::App& app) {
     command->add_option("--target-b", targetB, "another directory of the same model for load B (default: --target), "
                                                 "e.g. its vision-language layout");
     prompt.add(*command);
-    command->add_option("--device-a", loadA.device, "device of load A")->capture_default_str();
+    command->add_option("--device-a", loadA.device,
+                        "device of load A: cpu, cuda, cuda:N, or a comma-separated list splitting the target's layers "
+                        "(cuda:0,cuda:1; cpu,cpu)")->capture_default_str();
     command->add_option("--dtype-a", loadA.dtype, "dtype of load A")->capture_default_str();
-    command->add_option("--device-b", loadB.device, "device of load B")->capture_default_str();
+    command->add_option("--device-b", loadB.device,
+                        "device of load B, as --device-a (e.g. --device-a cuda --device-b cuda:0,cuda:1 shows that a "
+                        "split changes no value)")->capture_default_str();
     command->add_option("--dtype-b", loadB.dtype, "dtype of load B")->capture_default_str();
     command->add_option("--json", jsonOut, "write per-layer differences (with per-position cosines) as JSON");
 }
