@@ -34,9 +34,13 @@ TargetLoadsPanel::TargetLoadsPanel(AnalysisController* controller, QWidget* pare
     dtypeB_->setObjectName("targetLoadsDtypeB");
     dtypeB_->addItems({"float32", "bfloat16"});
     deviceB_->setObjectName("targetLoadsDeviceB");
+    deviceB_->setEditable(true);  // a list splits load B across devices, as the model panel's Device
     deviceB_->addItem("cpu");
-    if (cudaAvailable()) deviceB_->addItem("cuda");
-    else deviceB_->setToolTip(tr("No CUDA device is visible to this build: CPU only"));
+    if (cudaAvailable()) deviceB_->addItems({"cuda", "cuda:0,cuda:0"});
+    else deviceB_->addItem("cpu,cpu");
+    deviceB_->setToolTip(tr("cpu, cuda, cuda:N or a comma-separated list splitting load B's layers across devices "
+                            "(cuda:0,cuda:1; cpu,cpu): compared with load A, a split shows no difference%1")
+                             .arg(cudaAvailable() ? QString() : tr(". No CUDA device is visible to this build")));
     auto* dirRow = new QHBoxLayout;
     dirRow->addWidget(dirB_, 1);
     dirRow->addWidget(browse);
@@ -98,7 +102,7 @@ TargetLoadsRequest TargetLoadsPanel::request() const {
     TargetLoadsRequest r;
     if (prompt_) r.prompt = prompt_();
     r.targetBDir = dirB_->text().trimmed();
-    r.loadB.device = deviceB_->currentText().toStdString();
+    r.loadB.device = deviceB_->currentText().trimmed().toStdString();
     r.loadB.dtype = dtypeB_->currentText().toStdString();
     return r;
 }
