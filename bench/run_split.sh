@@ -3,7 +3,7 @@
 #   bash bench/run_split.sh     (on the GPU machine, from the repository root; needs .deb/)
 # The 64-layer hybrid shape of bench/run_hybrid.sh (its scratch and weights are reused when
 # present, else written by bench/gen_weights_hybrid.py), timed twice by draftscope-bench in
-# alternating processes: on one placement group (--device cuda) and split into two groups on the
+# alternating processes (ABBA): on one placement group (--device cuda) and split into two groups on the
 # same GPU (--device cuda:0,cuda:0 --gpu-memory 40GiB,40GiB: every layer boundary costs what
 # it costs between two GPUs but the transfer itself). bench/report_split.py prints the table:
 # load, stages, end-to-end, peak memory, the boundary's overhead, and whether the output ids
@@ -44,16 +44,28 @@ args=(--target "$W/target" --drafter "$W/drafter" --prompt-ids "$W/prompt.json" 
 # step time moves by tens of percent between processes on one machine, so one run of each
 # would measure that noise, not the boundary. The first round also times the first run.
 ROUNDS=${BENCH_ROUNDS:-2}
-singles=(); splits=()
+singles=(); splits=(); failed=0
 for r in $(seq 1 "$ROUNDS"); do
   cold=$([ "$r" = 1 ] && echo 1 || echo 0)
   per=$(( ($(left) - 10) / (2 * (ROUNDS - r + 1)) ))
   [ "$per" -lt 40 ] && { echo "round $r: cut by the time budget"; break; }
-  timeout "$per" ./build-cuda/bench/draftscope-bench "${args[@]}" --e2e-cold "$cold" --device cuda \
-    --label "single-$r" --out "$R/single-$r.json" && singles+=("$R/single-$r.json")
-  timeout "$per" ./build-cuda/bench/draftscope-bench "${args[@]}" --e2e-cold "$cold" --device cuda:0,cuda:0 \
-    --gpu-memory "$MEM" --label "split-$r" --out "$R/split-$r.json" && splits+=("$R/split-$r.json")
+  # Odd rounds run one group first, even rounds the split first (ABBA: neither placement
+  # always runs first on a freshly started machine).
+  order=(single split); [ $((r % 2)) = 0 ] && order=(split single)
+  for which in "${order[@]}"; do
+    if [ "$which" = single ]; then dev=(--device cuda); else dev=(--device cuda:0,cuda:0 --gpu-memory "$MEM"); fi
+    if timeout "$per" ./build-cuda/bench/draftscope-bench "${args[@]}" --e2e-cold "$cold" "${dev[@]}" \
+         --label "$which-$r" --out "$R/$which-$r.json"; then
+      if [ "$which" = single ]; then singles+=("$R/$which-$r.json"); else splits+=("$R/$which-$r.json"); fi
+    else
+      echo "$which-$r: failed or cut (exit $?)"; failed=1
+    fi
+  done
   echo "round $r done at $(( $(date +%s) - T0 )) s"
 done
+if [ ${#singles[@]} = 0 ] || [ ${#splits[@]} = 0 ]; then
+  echo "no complete pair of runs: no table"; exit 1
+fi
 python3 bench/report_split.py --single "${singles[@]}" --split "${splits[@]}" | tee "$R/split-table.md"
 echo "total: $(( $(date +%s) - T0 )) s"
+exit $failed

@@ -333,6 +333,13 @@ private slots:
         QCOMPARE(w.modelPanel()->findChild<QComboBox*>("device")->currentText(), QString("cpu,cpu"));
         QCOMPARE(w.modelPanel()->findChild<QLineEdit*>("gpuMemory")->text(), QString("64GiB, 64GiB"));
         QVERIFY(!w.modelPanel()->differsFromLoaded());
+        // The same lists spelt with other spaces are the same models (no reload).
+        w.modelPanel()->findChild<QComboBox*>("device")->setCurrentText("cpu , cpu");
+        w.modelPanel()->findChild<QLineEdit*>("gpuMemory")->setText("64GiB,64GiB");
+        QVERIFY(!w.modelPanel()->differsFromLoaded());
+        w.modelPanel()->findChild<QComboBox*>("device")->setCurrentText("cpu");
+        QVERIFY(w.modelPanel()->differsFromLoaded());
+        w.modelPanel()->findChild<QComboBox*>("device")->setCurrentText("cpu,cpu");
         const QString status = w.modelPanel()->status();
         QVERIFY2(status.contains("Placement: cpu: embeddings, layers 0-") && status.contains("cpu: layers") &&
                      status.contains("head"),

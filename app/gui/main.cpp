@@ -195,7 +195,7 @@ int main(int argc, char** argv) {
     window.promptPanel()->setMaxNewTokens(maxNewTokens);
     if (cli.isSet(chat)) window.promptPanel()->setChat(true);
     if (!promptText.isEmpty()) window.promptPanel()->setPromptText(promptText);
-    {  // the fields show what the command line named; the rest keep their recent entries
+    {  // the fields show what the command line named (device, GPU memory and dtype always)
         ModelRequest shown = window.modelPanel()->request();
         if (!models.targetDir.isEmpty()) shown.targetDir = models.targetDir;
         if (!models.drafterDir.isEmpty()) shown.drafterDir = models.drafterDir;

@@ -65,13 +65,23 @@ QString canonicalOrAsTyped(const QString& dir) {
     const QString c = fi.canonicalFilePath();
     return c.isEmpty() ? QDir::cleanPath(fi.absoluteFilePath()) : c;
 }
+/// Two comma-separated lists with the same entries ("cuda:0, cuda:1" is "cuda:0,cuda:1"),
+/// as settings_validation.h's parsers read them.
+bool sameList(const QString& a, const QString& b) {
+    auto entries = [](const QString& l) {
+        QStringList e = l.split(',');
+        for (auto& x : e) x = x.trimmed();
+        return e;
+    };
+    return entries(a) == entries(b);
+}
 }  // namespace
 
 bool sameModels(const ModelRequest& a, const ModelRequest& b) {
     return canonicalOrAsTyped(a.targetDir) == canonicalOrAsTyped(b.targetDir) &&
            canonicalOrAsTyped(a.drafterDir) == canonicalOrAsTyped(b.drafterDir) &&
-           canonicalOrAsTyped(a.drafterBDir) == canonicalOrAsTyped(b.drafterBDir) && a.device == b.device &&
-           a.gpuMemory.trimmed() == b.gpuMemory.trimmed() && a.dtype == b.dtype;
+           canonicalOrAsTyped(a.drafterBDir) == canonicalOrAsTyped(b.drafterBDir) && sameList(a.device, b.device) &&
+           sameList(a.gpuMemory, b.gpuMemory) && a.dtype == b.dtype;
 }
 
 ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {

@@ -61,7 +61,8 @@ private:
 };
 
 /// True when `a` and `b` name the same target, drafter, drafter B (directories compared
-/// after resolving symlinks and trailing slashes), device, GPU memory limits and dtype.
+/// after resolving symlinks and trailing slashes), device, GPU memory limits (lists compared
+/// entry by entry, spaces around entries ignored) and dtype.
 bool sameModels(const ModelRequest& a, const ModelRequest& b);
 
 }  // namespace draftscope

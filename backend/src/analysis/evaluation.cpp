@@ -342,7 +342,7 @@ std::vector<std::string> replicaDeviceGroups(const std::string& devices, int rep
             throw InvalidSetting("device", "a list of GPUs to cut into --replicas " + std::to_string(replicas) +
                                                " groups (e.g. cuda:0,cuda:1); auto would give every replica every GPU",
                                  "'auto'");
-        return std::vector<std::string>(static_cast<std::size_t>(replicas), devices);
+        return std::vector<std::string>(static_cast<std::size_t>(replicas), entries.front());  // trimmed
     }
     const auto n = static_cast<std::size_t>(replicas);
     if (entries.size() % n != 0)

@@ -155,12 +155,20 @@ AtomicOutputFile::AtomicOutputFile(const std::string& path) : path_(path), desti
         name += '-';
         name += std::to_string(g_tempCounter.fetch_add(1));
         temp_ = (fs::path(dir) / name).string();
+        // Registered before it exists: a signal handled on any thread between open() and
+        // the registration would otherwise leave the file behind (removing a name that
+        // is not there yet, or a stale one of a dead process with our pid, is harmless).
+        slot_ = registerPending(temp_);
         fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd_ < 0 && errno != EEXIST)
-            throw Error("cannot write '" + path_ + "': cannot create a file in '" + dir + "': " + std::strerror(errno));
+        if (fd_ < 0) {
+            const int err = errno;
+            unregisterPending(slot_);
+            slot_ = -1;
+            if (err != EEXIST)
+                throw Error("cannot write '" + path_ + "': cannot create a file in '" + dir + "': " + std::strerror(err));
+        }
     }
     if (fd_ < 0) throw Error("cannot write '" + path_ + "': no free temporary file name in '" + dir + "'");
-    slot_ = registerPending(temp_);
     if (replacing) ::fchmod(fd_, st.st_mode & 07777);
 }
 

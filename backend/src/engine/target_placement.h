@@ -20,8 +20,8 @@ std::vector<std::string> placementDevices(const std::string& device);
 /// Where the target's modules go (docs/ENGINE.md, "Placement across devices"): planned from
 /// the module sizes (TargetModel::placementRequest at o.maxContext) and each group's limit
 /// (o.deviceMemory, else a GPU's free memory, the CPU unlimited). Throws InvalidSetting for
-/// a limit count or drafter device that does not match the device list, Error when the
-/// target does not fit (planPlacement).
+/// a limit count or drafter device that does not match the device list or for bad forced
+/// boundaries ("split-after", from planPlacement), Error when the target does not fit.
 TargetPlacement planTarget(const TransformerConfig& config, const WeightLoader& weights, at::ScalarType dtype,
                            const LoadOptions& o);
 
