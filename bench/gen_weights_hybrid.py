@@ -19,7 +19,8 @@ A_log = log U(1, 16), dt_bias 1, conv1d N(0, 0.5). Deterministic (seed 0).
 usage: python3 bench/gen_weights_hybrid.py DIR [--layers L]
        python3 bench/gen_weights_hybrid.py --plan DIR...   prints "DIR L" for the first DIR
               whose file system holds the largest L (multiple of 4, <= 64) with 2 GB spare,
-              or the first DIR that already holds complete weights (DIR/draftscope-hybrid)
+              or the first DIR that already holds complete weights (DIR/draftscope-hybrid),
+              whatever their layer count (remove them to force BENCH_LAYERS)
 """
 import argparse
 import json
