@@ -303,6 +303,14 @@ private slots:
             QVERIFY2(r.err.contains("error: " + c.message), qPrintable(what));
             QVERIFY2(!r.err.contains("loading"), qPrintable(what));  // refused before any model loads
         }
+        // Found only once the target's layer count is known (while loading): still named.
+        {
+            const Exit r = cli(run + QStringList{"--device", "cpu,cpu", "--split-after", "9"});
+            QVERIFY2(r.code == 1 && r.err.contains("error: split-after: expected strictly increasing decoder layer "
+                                                   "indices in 0..4 (the target has 6 layers), found a boundary after "
+                                                   "layer 9"),
+                     qPrintable(r.err));
+        }
         // Values CLI11 cannot convert stay usage errors (exit 2), named by CLI11.
         for (const QStringList& extra : {QStringList{"--top-k", "2.5"}, QStringList{"--temperature", "warm"},
                                           QStringList{"--threads", "1e9"}}) {
