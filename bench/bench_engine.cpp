@@ -9,6 +9,8 @@
 #include "checkpoints/weight_loader.h"
 #include "core/torch_compat.h"
 #include "decoding/dflash_loop.h"
+#include "decoding/draft_graph.h"
+#include "decoding/verify_graph.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
 #include "draftscope/model_config.h"
@@ -20,6 +22,10 @@
 #include "models/target_model.h"
 
 #include <c10/core/InferenceMode.h>
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>  // header-only NVTX: ranges for `ncu --nvtx` (--profile-verify)
+#define DRAFTSCOPE_BENCH_NVTX 1
+#endif
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -88,7 +94,8 @@ int main(int argc, char** argv) {
             std::cerr << "usage: draftscope-bench --target DIR --drafter DIR --prompt-ids FILE.json --out FILE.json\n"
                          "       [--dump FILE.safetensors] [--new 256] [--reps 20] [--e2e-reps 3] [--e2e-cold 1] [--exact 1]\n"
                          "       [--device cuda | cuda:0,cuda:0 | auto] [--gpu-memory 40GiB,40GiB] [--split-after L]\n"
-                         "       [--drafter-device D] [--dtype bfloat16] [--label NAME]\n";
+                         "       [--drafter-device D] [--dtype bfloat16] [--cuda-graphs auto|on|off] [--label NAME]\n"
+                         "       [--profile-verify 1]\n";
             return 2;
         }
     try {
@@ -104,6 +111,7 @@ int main(int argc, char** argv) {
             for (std::string e; std::getline(list, e, ',');) lo.splitAfterLayers.push_back(std::stoll(e));
         }
         if (a.count("--drafter-device")) lo.drafterDevice = a["--drafter-device"];
+        if (a.count("--cuda-graphs")) lo.cudaGraphs = a["--cuda-graphs"];
         validate(lo);
         const auto dtype = compat::parseDtype(lo.dtype);
         std::vector<at::Device> devs;
@@ -148,6 +156,7 @@ int main(int argc, char** argv) {
                 embedBytes = n;
             }
             target = std::make_unique<TargetModel>(cfg, w, dtype, planTarget(cfg, w, dtype, lo));
+            target->setCudaGraphMode(cudaGraphMode(lo));
         }
         const double targetLoadS = msSince(tLoad) / 1e3;
         {
@@ -207,12 +216,14 @@ int main(int argc, char** argv) {
         drafter->draft(ctx, block, dcache, RunSettings{}.loop);
         const auto ctx1 = ctx.narrow(0, P - 1, 1);
         at::Tensor drafted;
+        // As the loop drafts (DraftGraph: a captured graph per context length where allowed).
+        DraftGraph drafterGraph(*drafter, *target, RunSettings{}.loop);
         const auto draftMs = timeIt(devs, 3, reps, [&] {
-            const auto d = drafter->draft(ctx1, block, dcache, RunSettings{}.loop);
-            drafted = d.logits.argmax(-1).to(at::kCPU);
+            drafted = drafterGraph.draft(ctx1, block, dcache).argmax(-1).to(at::kCPU);
             dcache.crop(P);
         });
         out["draft_ms"] = median(draftMs);
+        out["draft_cuda_graphs"] = drafterGraph.describe();
 
         // One verify block of B tokens on a cache holding the prompt.
         const auto verifyIds = at::cat({block.narrow(0, 0, 1), drafted.to(dev)});
@@ -222,13 +233,32 @@ int main(int argc, char** argv) {
         const bool hybrid = target->isHybrid();
         out["hybrid"] = hybrid;
         const auto beforeVerify = tcache.snapshot();
+        // As the loop verifies (VerifyGraph: a captured graph where --cuda-graphs allows).
+        VerifyGraph verifier(*target, B, featIdx);
         const auto verifyMs = timeIt(devs, 3, reps, [&] {
-            const auto v = target->forward(verifyIds, tcache, {featIdx, 0, {}, {}, {}});
+            const auto v = verifier.forward(verifyIds, tcache);
             const auto feats = at::cat(v.hidden, -1);
             const auto post = v.logits.argmax(-1).to(at::kCPU);
             tcache.restore(beforeVerify);
         });
         out["verify_ms"] = median(verifyMs);
+        if (a.count("--profile-verify") && a["--profile-verify"] != "0") {
+            // One more verify inside the NVTX range "verify", for
+            // `ncu --nvtx --nvtx-include verify/` (bench/profile_verify.sh).
+#ifdef DRAFTSCOPE_BENCH_NVTX
+            synchronize(devs);
+            nvtxRangePushA("verify");
+            verifier.forward(verifyIds, tcache);
+            synchronize(devs);
+            nvtxRangePop();
+            tcache.restore(beforeVerify);
+#else
+            std::cerr << "draftscope-bench: --profile-verify needs the NVTX headers (nvtx3/nvToolsExt.h)\n";
+            return 1;
+#endif
+        }
+        out["verify_cuda_graphs"] = verifier.describe();
+        out["cuda_graphs_option"] = lo.cudaGraphs;
         if (hybrid) {
             // What a rejected hybrid step adds: crop() to one committed token, which rebuilds
             // each DeltaNet layer's state from the verify pass (eagerly, no weight reads);
@@ -247,8 +277,8 @@ int main(int argc, char** argv) {
         }
         if (a.count("--out")) std::ofstream(a["--out"]) << out.dump(1) << "\n";  // partial: stages only
         std::cout << a["--label"] << ": stages: prefill " << out["prefill_ms"].get<double>() << " ms, draft "
-                  << out["draft_ms"].get<double>() << " ms, verify " << out["verify_ms"].get<double>() << " ms"
-                  << (hybrid ? ", rollback to 1 token " + std::to_string(out["rollback_1_ms"].get<double>()) + " ms"
+                  << out["draft_ms"].get<double>() << " ms, verify " << out["verify_ms"].get<double>() << " ms ["
+                  << verifier.describe() << "]" << (hybrid ? ", rollback to 1 token " + std::to_string(out["rollback_1_ms"].get<double>()) + " ms"
                              : std::string())
                   << std::endl;
 
@@ -298,6 +328,7 @@ int main(int argc, char** argv) {
             out["acceptance_lengths"] = last.acceptanceLengths;
             out["output_ids"] = std::vector<std::int64_t>(last.outputIds.begin() + P, last.outputIds.end());
             out["peak_run_bytes"] = last.timing.peakDeviceBytes;
+            out["run_cuda_graphs"] = last.timing.cudaGraphs;
         }
 
         std::ofstream(a["--out"]) << out.dump(1) << "\n";

@@ -258,6 +258,7 @@ private slots:
              "--drafter-device: expected one of the devices listed in --device ('cpu,cpu'), found 'cuda:1'"},
             {run + QStringList{"--max-context", "0"},
              "--max-context: expected an integer >= 1 (tokens of KV cache planned per layer), found 0"},
+            {eval + QStringList{"--cuda-graphs", "maybe"}, "--cuda-graphs: expected auto, on or off, found 'maybe'"},
             {{"compare-targets", "--target", target, "--prompt-ids", "1,2", "--device-b", "tpu"},
              "--device-b: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"compare-targets", "--target", target, "--prompt-ids", "1,2", "--dtype-a", "half"},
@@ -309,6 +310,12 @@ private slots:
             QVERIFY2(r.code == 1 && r.err.contains("error: split-after: expected strictly increasing decoder layer "
                                                    "indices in 0..4 (the target has 6 layers), found a boundary after "
                                                    "layer 9"),
+                     qPrintable(r.err));
+        }
+        {
+            const Exit r = cli(run + QStringList{"--cuda-graphs", "on"});  // the device is known at load
+            QVERIFY2(r.code == 1 && r.err.contains("error: cuda-graphs: expected auto or off here (CUDA graphs are "
+                                                   "impossible: the device is the CPU), found 'on'"),
                      qPrintable(r.err));
         }
         // Values CLI11 cannot convert stay usage errors (exit 2), named by CLI11.

@@ -2,7 +2,7 @@
 """Runs draftscope-cli on the fixture prompts 0-3 with the fixture drafters and compares
 output ids and acceptance lengths with the official DFlash goldens.
 
-    python3 tools/check_goldens.py --cli build/app/draftscope-cli [--device cuda] [--dtype bfloat16]
+    python3 tools/check_goldens.py --cli build/app/draftscope-cli [--device cuda] [--dtype bfloat16] [--cuda-graphs on]
     python3 tools/check_goldens.py --cli ... --variants   # drafter layouts, both loop revisions
 
 Without --variants: the April-2026 loop's goldens (tests/data/goldens.json) of drafter-good,
@@ -43,6 +43,7 @@ def main():
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--cuda-graphs", help="passed to draftscope-cli run (auto, on or off); default: the CLI's")
     ap.add_argument("--json", help="write the comparison here")
     ap.add_argument("--variants", action="store_true",
                     help="check tests/data/variant_goldens.json (drafter layouts, current and April loops)")
@@ -65,7 +66,8 @@ def main():
                 subprocess.run([a.cli, "run", "--target", os.path.join(ROOT, "resources/demo/target"),
                                 "--drafter", path, "--prompt-ids", ids, "--max-new", "96", "--loop", loop]
                                + ([] if eos else ["--ignore-eos"])
-                               + ["--device", a.device, "--dtype", a.dtype, "--json", out, "--quiet"],
+                               + ["--device", a.device, "--dtype", a.dtype, "--json", out, "--quiet"]
+                               + (["--cuda-graphs", a.cuda_graphs] if a.cuda_graphs else []),
                                check=True, stdout=subprocess.DEVNULL)
                 run = json.load(open(out))["runs"][0]
                 g = table[f"{name}.p{i}"]
@@ -75,11 +77,13 @@ def main():
                 g_tau = sum(g["acceptance_lengths"]) / len(g["acceptance_lengths"])
                 rows.append({"drafter": name, "section": section, "prompt": i, "output_ids_equal": same_ids,
                              "acceptance_lengths_equal": same_len, "tau": run["tau"], "golden_tau": g_tau,
-                             "first_differing_token": first_diff, "decode_ms": run["timing_ms"]["decode"]})
+                             "first_differing_token": first_diff, "decode_ms": run["timing_ms"]["decode"],
+                             "cuda_graphs": run.get("cuda_graphs", "")})
                 failures += not (same_ids and same_len)
                 print(f"{name:20s} {section:11s} p{i}  ids {'==' if same_ids else '!='}  lengths {'==' if same_len else '!='}"
                       f"  tau {run['tau']:.3f} (golden {g_tau:.3f})"
-                      + ("" if first_diff is None else f"  first differing output token at {first_diff}"),
+                      + ("" if first_diff is None else f"  first differing output token at {first_diff}")
+                      + (f"  [{run['cuda_graphs']}]" if run.get("cuda_graphs", "").startswith("on") else ""),
                       flush=True)
     print(f"{len(rows) - failures}/{len(rows)} runs equal to the goldens ({a.device}, {a.dtype})")
     if a.json:

@@ -128,6 +128,10 @@ struct DeviceArgs {
                        "device of the drafters and tapped features (one of --device); default: the most room left");
         cmd.add_option("--max-context", load.maxContext, "tokens of KV cache the memory plan reserves per layer")
             ->capture_default_str();
+        cmd.add_option("--cuda-graphs", load.cudaGraphs,
+                       "DFlash verify steps as captured CUDA graphs: auto (where the GPU and the target allow), "
+                       "on (refused where impossible) or off")
+            ->capture_default_str();
     }
     /// Throws InvalidSetting naming the option ("--device: expected cpu, cuda, ..., found 'tpu'").
     void check() const {

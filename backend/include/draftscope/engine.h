@@ -34,6 +34,10 @@ struct LoadOptions {
     std::string drafterDevice;
     /// Context (tokens) whose KV cache the memory plan reserves on each layer's device.
     std::int64_t maxContext = 4096;
+    /// DFlash verify steps as captured CUDA graphs (docs/ENGINE.md, "CUDA graphs"): "auto"
+    /// (where the device and the target allow; RunTiming::cudaGraphs says why not), "on"
+    /// (refused at load where impossible) or "off".
+    std::string cudaGraphs = "auto";
 };
 
 /// What was loaded, for logs, the inspector and result files.

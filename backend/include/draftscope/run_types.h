@@ -114,6 +114,9 @@ struct RunTiming {
     std::int64_t peakDeviceBytes = -1;
     /// The peak of each distinct device of the target's placement, in placement order.
     std::vector<DevicePeak> peakPerDevice;
+    /// How the verify steps ran (LoadOptions::cudaGraphs): "on: 31 of 32 verify steps
+    /// replayed (capture 52.1 ms)", "off (the device is the CPU)"; empty where not recorded.
+    std::string cudaGraphs;
 };
 
 /// Everything one DFlash run produced.

@@ -26,6 +26,14 @@
     __has_include(<c10/cuda/CUDACachingAllocator.h>)
 #include <c10/cuda/CUDACachingAllocator.h>
 #define DRAFTSCOPE_HAVE_CUDA_ALLOCATOR_STATS 1
+// CUDA graphs: capture_begin(pool, mode) since 2.1 (thread-local capture mode).
+#if (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)) && \
+    __has_include(<ATen/cuda/CUDAGraph.h>)
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#define DRAFTSCOPE_HAVE_CUDA_GRAPHS 1
+#endif
 #endif
 
 namespace draftscope::compat {
@@ -175,6 +183,83 @@ std::optional<std::uint64_t> deviceFreeBytes(const at::Device& device) {
     set(previous);
     if (!ok) return std::nullopt;
     return static_cast<std::uint64_t>(freeBytes);
+}
+
+std::string cudaGraphsUnsupportedReason(const at::Device& device) {
+    if (!device.is_cuda()) return "the device is the CPU";
+#ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
+    return {};
+#else
+    return "this build (" + libtorchDescription() + ") has no CUDA graph support (needs a CUDA libtorch >= 2.1)";
+#endif
+}
+
+#ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
+struct DeviceGraph::Impl {
+    std::unique_ptr<at::cuda::CUDAGraph> graph;
+};
+#else
+struct DeviceGraph::Impl {};
+#endif
+
+DeviceGraph::DeviceGraph() : d_(std::make_unique<Impl>()) {}
+DeviceGraph::~DeviceGraph() = default;
+
+bool DeviceGraph::captured() const {
+#ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
+    return d_->graph != nullptr;
+#else
+    return false;
+#endif
+}
+
+void DeviceGraph::capture(const at::Device& device, const std::function<void()>& body) {
+    const auto why = cudaGraphsUnsupportedReason(device);
+    if (!why.empty()) throw Error("cannot capture a CUDA graph: " + why);
+#ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
+    d_->graph.reset();
+    const c10::DeviceIndex index = device.has_index() ? device.index() : c10::cuda::current_device();
+    const c10::cuda::CUDAGuard deviceGuard(index);
+    const at::Device dev(at::kCUDA, index);
+    synchronize(dev);
+    // Capture is not allowed on the legacy default stream; warm up on the capture stream too.
+    const auto stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
+    {
+        const c10::cuda::CUDAStreamGuard streamGuard(stream);
+        body();
+        stream.synchronize();
+        auto graph = std::make_unique<at::cuda::CUDAGraph>();
+        try {
+            graph->capture_begin({0, 0}, cudaStreamCaptureModeThreadLocal);
+            try {
+                body();
+            } catch (...) {
+                try {
+                    graph->capture_end();
+                } catch (...) {
+                }
+                throw;
+            }
+            graph->capture_end();
+        } catch (const c10::Error& e) {
+            throw Error(std::string("CUDA graph capture failed: ") + e.what_without_backtrace());
+        }
+        d_->graph = std::move(graph);
+    }
+    synchronize(dev);
+#else
+    (void)body;
+#endif
+}
+
+void DeviceGraph::replay() {
+#ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
+    if (d_->graph) {
+        d_->graph->replay();
+        return;
+    }
+#endif
+    throw Error("replay of a CUDA graph that was not captured");
 }
 
 int cudaDeviceCount() { return at::hasCUDA() ? static_cast<int>(torch::cuda::device_count()) : 0; }

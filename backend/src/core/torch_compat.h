@@ -4,6 +4,8 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -57,6 +59,37 @@ void resetPeakMemory(const at::Device& device);
 std::optional<std::uint64_t> deviceFreeBytes(const at::Device& device);
 /// Number of visible CUDA devices (0 in a CPU build).
 int cudaDeviceCount();
+
+/// Why CUDA graphs cannot run on `device` ("the device is the CPU", "this build is libtorch
+/// 1.13.0 (CPU)"), or an empty string where they can: a CUDA device and a CUDA libtorch >= 2.1
+/// built with the CUDA runtime headers (docs/ENGINE.md, "CUDA graphs").
+std::string cudaGraphsUnsupportedReason(const at::Device& device);
+
+/// One captured sequence of kernels on one CUDA device (at::cuda::CUDAGraph), replayed with
+/// the same tensor addresses. capture() runs `body` once eagerly on a side stream (warm-up:
+/// lazy library initialisation, per-stream workspaces), then records it on that stream in
+/// thread-local capture mode, so engines on other threads keep running. Tensors the body
+/// allocates during capture live in the graph's private memory pool and are rewritten by
+/// each replay(): the body's inputs and outputs must be tensors that outlive the graph.
+/// The body must not synchronise with the host or copy from the host (both end a capture).
+class DeviceGraph {
+public:
+    DeviceGraph();
+    ~DeviceGraph();
+    DeviceGraph(const DeviceGraph&) = delete;
+    DeviceGraph& operator=(const DeviceGraph&) = delete;
+    /// Throws Error naming the cause where cudaGraphsUnsupportedReason(device) is not empty
+    /// or the capture fails (an op that synchronises, a host-to-device copy); nothing is
+    /// captured then, but the warm-up run has happened.
+    void capture(const at::Device& device, const std::function<void()>& body);
+    /// Runs the captured kernels on the current stream. Throws Error if nothing is captured.
+    void replay();
+    bool captured() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> d_;
+};
 
 /// Parses "cpu", "cuda" or "cuda:N"; throws Error if CUDA is requested but unavailable.
 at::Device parseDevice(const std::string& name);

@@ -1,6 +1,8 @@
 #include "decoding/dflash_loop.h"
 
 #include "core/torch_compat.h"
+#include "decoding/draft_graph.h"
+#include "decoding/verify_graph.h"
 #include "draftscope/errors.h"
 #include "draftscope/settings_validation.h"
 #include "draftscope/speculative_sampling.h"
@@ -123,6 +125,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
 
     // Prefill: features of every prompt position, anchor from the last row.
     auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
+    // Full blocks replay captured graphs where the target, drafter and device allow.
+    VerifyGraph verifier(target, B, featIdx);
+    DraftGraph drafterGraph(drafter, target, settings.loop);
     at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H] features not yet in the drafter's cache
     std::int64_t anchor = pickTokens(pre.logits, settings, gen).item<std::int64_t>();
     r.timing.prefillMs = msSince(t0);
@@ -150,7 +155,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         if (D > 0) {
             const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
             block.narrow(0, 0, 1).fill_(anchor);
-            draftLogits = drafter.draft(ctx, block, draftCache, settings.loop).logits;  // [D, V]
+            draftLogits = drafterGraph.draft(ctx, block, draftCache);  // [D, V]
             ctx = ctx.narrow(0, 0, 0);  // now in the drafter's cache
         }
         TargetForwardResult v;
@@ -158,14 +163,14 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             const auto q = samplingProbs(draftLogits, settings);
             const auto draftedHost = at::multinomial(q, 1, false, gen).squeeze(-1);
             drafted = draftedHost.to(dev);
-            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}, {}});
+            v = verifier.forward(at::cat({anchorRow, drafted}), targetCache);
             const std::vector<std::int64_t> ids(draftedHost.data_ptr<std::int64_t>(),
                                                 draftedHost.data_ptr<std::int64_t>() + D);
             post = at::tensor(rejectionTargetTokens(q, samplingProbs(v.logits, settings), ids, v.logits.argmax(-1), gen, s),
                               longOpts).to(dev);
         } else {
             drafted = D > 0 ? draftLogits.argmax(-1) : at::empty({0}, longOpts.device(dev));  // greedy drafts
-            v = target.forward(at::cat({anchorRow, drafted}), targetCache, {featIdx, 0, {}, {}, {}});
+            v = verifier.forward(at::cat({anchorRow, drafted}), targetCache);
             post = pickTokens(v.logits, settings, gen);  // [verify]
         }
 
@@ -242,6 +247,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         if (progress) progress(std::min(start - P, maxNew), maxNew);
     }
     r.timing.decodeMs = msSince(t1);
+    r.timing.cudaGraphs = !verifier.offReason().empty() && verifier.offReason() == drafterGraph.offReason()
+                              ? verifier.describe()  // "off (<the one reason>)"
+                              : verifier.describe() + "; " + drafterGraph.describe();
 
     if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
     // Cut after the first stop token that survived the truncation.

@@ -5,6 +5,7 @@
 #include "core/torch_compat.h"
 #include "decoding/ddtree_loop.h"
 #include "decoding/dflash_loop.h"
+#include "decoding/verify_graph.h"
 #include "engine/engine_impl.h"
 #include "engine/target_placement.h"
 #include "draftscope/chat_template.h"
@@ -96,6 +97,13 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         auto placement = planTarget(config, weights, dtype, options);
         const auto devices = placement.names;
         auto target = std::make_unique<TargetModel>(config, weights, dtype, std::move(placement));
+        target->setCudaGraphMode(cudaGraphMode(options));
+        if (options.cudaGraphs == "on") {
+            auto why = target->staticShapeUnsupportedReason();
+            if (why.empty()) why = compat::cudaGraphsUnsupportedReason(target->device());
+            if (!why.empty())
+                throw InvalidSetting("cuda-graphs", "auto or off here (CUDA graphs are impossible: " + why + ")", "'on'");
+        }
 
         std::unique_ptr<Tokenizer> tok;
         if (fs::exists(fs::path(dir) / "tokenizer.json"))

@@ -75,6 +75,7 @@ nlohmann::json toJson(const RunResult& r) {
         {"peak_device_bytes", r.timing.peakDeviceBytes},
         {"peak_device_bytes_per_device", peaksJson(r.timing.peakPerDevice)},
         {"placement", r.placement},
+        {"cuda_graphs", r.timing.cudaGraphs},
     };
 }
 
@@ -357,6 +358,7 @@ RunTiming timingFromJson(const Reader& r) {
     t.decodeMs = tm.real("decode");
     t.totalMs = tm.real("total");
     if (r.has("peak_device_bytes")) t.peakDeviceBytes = r.integer("peak_device_bytes");
+    if (r.has("cuda_graphs")) t.cudaGraphs = r.string("cuda_graphs");  // absent before CUDA graphs
     if (r.has("peak_device_bytes_per_device")) {  // absent before placement across devices
         const auto& a = r.array("peak_device_bytes_per_device");
         for (std::size_t i = 0; i < a.size(); ++i) {

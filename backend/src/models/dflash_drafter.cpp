@@ -144,6 +144,29 @@ const RotaryEmbedding& DFlashDrafter::rotary(LoopRevision revision) const {
 DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
                                  LoopRevision revision, bool keepAttention, std::int64_t blockStart,
                                  const std::vector<LayerAttention>* layout) const {
+    return run(features, block, cache, revision, keepAttention, blockStart, layout, nullptr);
+}
+
+std::string DFlashDrafter::staticShapeUnsupportedReason() const {
+    for (std::size_t l = 0; l < layers_.size(); ++l)
+        if (layerAttention(l).needsMask())
+            return "drafter layer " + std::to_string(l) + " has a masked attention layout (" +
+                   describeLayout({layerAttention(l)}) + ")";
+    return {};
+}
+
+DraftOutput DFlashDrafter::draftStatic(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
+                                       LoopRevision revision, const at::Tensor& positions) const {
+    const auto why = staticShapeUnsupportedReason();
+    if (!why.empty()) throw Error("static-shape drafter call impossible: " + why);
+    if (cache.capacity() == 0 || positions.size(0) != features.size(0) + block.size(0))
+        throw Error("static-shape drafter call: needs an allocated cache and one position per context and block row");
+    return run(features, block, cache, revision, false, -1, nullptr, &positions);
+}
+
+DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
+                               LoopRevision revision, bool keepAttention, std::int64_t blockStart,
+                               const std::vector<LayerAttention>* layout, const at::Tensor* staticPositions) const {
     const auto& c = config_.body;
     if (layout && layout->size() != layers_.size())
         throw Error("drafter call: the layout override has " + std::to_string(layout->size()) +
@@ -156,9 +179,16 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
     const double scale = 1.0 / std::sqrt(static_cast<double>(D));
 
     const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
-    const auto positions = blockStart < 0 ? at::arange(past, past + C + B, longOpts)
-                                          : at::cat({at::arange(past, past + C, longOpts),
-                                                     at::arange(blockStart, blockStart + B, longOpts)});
+    const auto positions = staticPositions ? *staticPositions
+                           : blockStart < 0 ? at::arange(past, past + C + B, longOpts)
+                                            : at::cat({at::arange(past, past + C, longOpts),
+                                                       at::arange(blockStart, blockStart + B, longOpts)});
+    // Static shapes: every layer has the base layout (checked), so one mask for all of them:
+    // the rows up to the block's last position.
+    std::optional<at::Tensor> staticMask;
+    if (staticPositions)
+        staticMask = (at::arange(cache.capacity(), longOpts).unsqueeze(0) <= positions.narrow(0, C + B - 1, 1))
+                         .expand({B, cache.capacity()});
     const auto [cos, sin] = rotary(revision).cosSin(positions, target_.dtype());
     const auto qCos = cos.narrow(0, C, B), qSin = sin.narrow(0, C, B);
 
@@ -197,8 +227,8 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
         auto v = layer.v(kvIn).view({C + B, Hkv, D}).transpose(0, 1);
         q = RotaryEmbedding::apply(q, qCos, qSin);
         k = RotaryEmbedding::apply(k, cos, sin);
-        const auto [K, V] = cache.append(l, k, v);
-        const auto mask = maskOf(layout ? (*layout)[l] : layerAttention(l));  // none for the base layout
+        const auto [K, V] = staticPositions ? cache.writeRows(l, k, v, positions) : cache.append(l, k, v);
+        const auto mask = staticPositions ? staticMask : maskOf(layout ? (*layout)[l] : layerAttention(l));
         at::Tensor attn;
         if (keepAttention) {
             at::Tensor w;
@@ -210,7 +240,7 @@ DraftOutput DFlashDrafter::draft(const at::Tensor& features, const at::Tensor& b
         x = x + layer.o(attn.transpose(0, 1).reshape({B, Hq * D}));
         x = x + layer.mlp(layer.postNorm(x));
     }
-    cache.advance(C);  // keep context rows only: the block rows are dropped
+    if (!staticPositions) cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);
     out.logits = target_.drafterLogits(out.hidden.narrow(0, 1, B - 1));
     if (config_.outputMultiplier != 1.0) out.logits = out.logits * config_.outputMultiplier;

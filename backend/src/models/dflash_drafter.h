@@ -60,6 +60,17 @@ public:
                       bool keepAttention = false, std::int64_t blockStart = -1,
                       const std::vector<LayerAttention>* layout = nullptr) const;
 
+    /// The same call with static shapes, for a captured CUDA graph (decoding/draft_graph.h):
+    /// `positions` (int64 [C + B] on the drafters' device, consecutive from cache.length())
+    /// are also the cache rows written (KVCache::writeRows); attention spans the cache's
+    /// whole capacity under `key row <= last position` (rows not yet written hold zeros);
+    /// the cache is not advanced (the caller advances it by C). Only where
+    /// staticShapeUnsupportedReason() is empty; throws Error otherwise.
+    DraftOutput draftStatic(const at::Tensor& features, const at::Tensor& block, KVCache& cache,
+                            LoopRevision revision, const at::Tensor& positions) const;
+    /// Why draftStatic() cannot run this drafter (a masked attention layout), or "".
+    std::string staticShapeUnsupportedReason() const;
+
     /// The rotary embedding the reference of `revision` runs this drafter with
     /// (docs/ENGINE.md, "Drafter call"). April2026: that reference loads the drafter in its
     /// checkpoint dtype (config `dtype` / `torch_dtype`, else the dtype of fc.weight), which
@@ -78,6 +89,11 @@ public:
     static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth);
 
 private:
+    /// draft() and draftStatic(): `staticPositions` selects the static-shape variant.
+    DraftOutput run(const at::Tensor& features, const at::Tensor& block, KVCache& cache, LoopRevision revision,
+                    bool keepAttention, std::int64_t blockStart, const std::vector<LayerAttention>* layout,
+                    const at::Tensor* staticPositions) const;
+
     struct Layer {
         RmsNorm inputNorm, postNorm, qNorm, kNorm;
         Linear q, k, v, o;

@@ -140,8 +140,11 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::T
     if (!K.defined() || K.size(1) < need) {
         std::int64_t cap = K.defined() ? K.size(1) : 0;
         cap = std::max<std::int64_t>({need, 2 * cap, 256, reserved_});
-        auto nk = at::empty({k.size(0), cap, k.size(2)}, k.options());
-        auto nv = at::empty({v.size(0), cap, v.size(2)}, v.options());
+        cap = (cap + 15) / 16 * 16;  // whole rows of a 16-aligned attention mask (writeRows)
+        // Zeros, not garbage: a static-shape step attends over every row under a mask, and
+        // an uninitialised NaN would survive an additive -inf mask.
+        auto nk = at::zeros({k.size(0), cap, k.size(2)}, k.options());
+        auto nv = at::zeros({v.size(0), cap, v.size(2)}, v.options());
         if (K.defined() && length_ > 0) {
             nk.narrow(1, 0, length_).copy_(K.narrow(1, 0, length_));
             nv.narrow(1, 0, length_).copy_(V.narrow(1, 0, length_));
@@ -152,6 +155,29 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::T
     K.narrow(1, length_, k.size(1)).copy_(k);
     V.narrow(1, length_, v.size(1)).copy_(v);
     return {K.narrow(1, 0, need), V.narrow(1, 0, need)};
+}
+
+std::pair<at::Tensor, at::Tensor> KVCache::writeRows(std::size_t layer, const at::Tensor& k, const at::Tensor& v,
+                                                     const at::Tensor& rows) {
+    auto& K = keys_.at(layer);
+    auto& V = values_.at(layer);
+    if (!K.defined())
+        throw Error("static-shape KV write into layer " + std::to_string(layer) + " before its storage exists");
+    K.index_copy_(1, rows, k);
+    V.index_copy_(1, rows, v);
+    return {K, V};
+}
+
+std::int64_t KVCache::capacity() const {
+    for (const auto& K : keys_)
+        if (K.defined()) return K.size(1);
+    return 0;
+}
+
+const void* KVCache::storageAddress() const {
+    for (const auto& K : keys_)
+        if (K.defined()) return K.data_ptr();
+    return nullptr;
 }
 
 void KVCache::crop(std::int64_t length) {

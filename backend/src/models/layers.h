@@ -109,6 +109,18 @@ public:
     /// Writes k, v ([Hkv, T, D]) at rows [length, length+T) of layer `layer`; returns the
     /// cached keys and values for rows [0, length+T).
     std::pair<at::Tensor, at::Tensor> append(std::size_t layer, const at::Tensor& k, const at::Tensor& v);
+    /// Static-shape write for a captured verify step (decoding/verify_graph.h): writes k, v
+    /// ([Hkv, T, D]) at rows `rows` (int64 [T] on the cache's device) of layer `layer`'s
+    /// storage without reallocating, and returns the whole storage [Hkv, capacity, D] (rows
+    /// never written hold zeros). Does not advance. Throws Error if the layer's storage is
+    /// not allocated yet; the caller keeps rows < capacity() (not checked: device values).
+    std::pair<at::Tensor, at::Tensor> writeRows(std::size_t layer, const at::Tensor& k, const at::Tensor& v,
+                                                const at::Tensor& rows);
+    /// Rows allocated per layer (a multiple of 16; 0 before the first append()).
+    std::int64_t capacity() const;
+    /// Address of the first attention layer's key storage (null before the first append()): changes
+    /// when the cache reallocates, which invalidates a captured graph.
+    const void* storageAddress() const;
     void advance(std::int64_t rows) { length_ += rows; }
     /// Keeps only the first `length` rows. With linear-attention state, each layer's state
     /// becomes the state after the first n = length - (rows before the last forward) tokens

@@ -181,6 +181,15 @@ at::Tensor TargetModel::drafterLogits(const at::Tensor& drafterHidden) const {
     return lmHead(move(drafterHidden, placement_.plan.drafterDevice, placement_.plan.headDevice));
 }
 
+std::string TargetModel::staticShapeUnsupportedReason() const {
+    if (isQwen3_5(config_) || config_.isHybrid())
+        return "the hybrid target's Gated DeltaNet states are not kept in static buffers yet";
+    if (config_.moe.enabled()) return "the MoE target routes tokens to experts on the host";
+    if (placement_.devices.size() > 1)
+        return "the target spans " + std::to_string(placement_.devices.size()) + " placement groups";
+    return {};
+}
+
 TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache,
                                          const TargetForwardRequest& req) const {
     const auto& plan = placement_.plan;
@@ -197,6 +206,12 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             throw Error("hidden-state index " + std::to_string(i) + " out of range 0.." + std::to_string(L));
 
     const auto longOpts = at::TensorOptions().dtype(at::kLong).device(device0);
+    if (req.staticShapes) {
+        const auto why = staticShapeUnsupportedReason();
+        if (!why.empty()) throw Error("static-shape forward impossible: " + why);
+        if (!req.positions || req.visible || !req.treeParents.empty() || cache.capacity() == 0)
+            throw Error("static-shape forward: needs positions, no mask or tree, and an allocated cache");
+    }
     const at::Tensor positions = req.positions ? req.positions->to(device0) : at::arange(past, past + T, longOpts);
     at::Tensor cos, sin;
     std::tie(cos, sin) = rotary_.cosSin(positions, dtype_);
@@ -214,7 +229,11 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         throw Error("the cache holds " + std::to_string(past) + " tokens but no Gated DeltaNet state: it was not "
                     "filled by this hybrid target");
     std::optional<at::Tensor> visible = req.visible;
-    if (visible) {
+    if (req.staticShapes) {
+        // Row i sees the cache rows up to its own position; the rest of the capacity (rows
+        // not yet written or left by rejected drafts) is masked.
+        visible = at::arange(cache.capacity(), longOpts).unsqueeze(0) <= positions.unsqueeze(1);
+    } else if (visible) {
         visible = visible->to(device0);
     } else if (T > 1) {
         // Causal: new row i sees cache rows and new rows 0..i.
@@ -270,13 +289,14 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         q = RotaryEmbedding::apply(q.transpose(0, 1), cos, sin);
         k = RotaryEmbedding::apply(k.transpose(0, 1), cos, sin);
         v = v.transpose(0, 1);
-        const auto [K, V] = cache.append(static_cast<std::size_t>(l), k, v);
+        const auto [K, V] = req.staticShapes ? cache.writeRows(static_cast<std::size_t>(l), k, v, positions)
+                                             : cache.append(static_cast<std::size_t>(l), k, v);
         const auto attn = compat::attention(q, K, V, visible, scale);  // [Hq, T, D]
         x = x + layer.o(attn.transpose(0, 1).reshape({T, Hq * D}));
         x = x + mlp(layer, layer.postNorm(x));
         if (l + 1 < L) keep(l + 1, x);
     }
-    cache.advance(T);
+    if (!req.staticShapes) cache.advance(T);
     x = move(x, group, plan.headDevice);
     group = plan.headDevice;
     const auto normed = finalNorm_(x);

@@ -39,6 +39,20 @@ struct TargetForwardRequest {
     /// layers then run GatedDeltaNet::forwardTree and leave per-node states in the cache
     /// (KVCache::commitTreePath). Ignored by full-attention layers (the mask rules there).
     std::vector<int> treeParents;
+    /// Static shapes for a captured verify step (decoding/verify_graph.h): `positions`
+    /// (required, on the embeddings' device) are also the KV rows written
+    /// (KVCache::writeRows); attention spans the cache's whole capacity under a causal mask
+    /// computed on the device from `positions`; the cache is not advanced (the caller does).
+    /// Only where staticShapeUnsupportedReason() is empty; throws Error otherwise.
+    bool staticShapes = false;
+};
+
+/// How DFlash verify steps run (LoadOptions::cudaGraphs; decoding/verify_graph.h).
+enum class CudaGraphMode {
+    Auto,         ///< captured where possible, else eager (the reason is recorded)
+    On,           ///< captured; a run where that is impossible is an Error
+    Off,          ///< always the eager, dynamic-shape forward
+    StaticEager,  ///< the static-shape forward without capture (tests, CPU)
 };
 
 struct TargetForwardResult {
@@ -99,6 +113,12 @@ public:
     /// [T, V] on device().
     at::Tensor drafterLogits(const at::Tensor& drafterHidden) const;
     KVCache makeCache() const { return KVCache(config_.numLayers); }
+    /// Why forward() cannot take TargetForwardRequest::staticShapes on this target (hybrid
+    /// layers, MoE routing on the host, several placement groups), or "" where it can.
+    std::string staticShapeUnsupportedReason() const;
+    CudaGraphMode cudaGraphMode() const { return graphMode_; }
+    /// Set by the engine at load (LoadOptions::cudaGraphs).
+    void setCudaGraphMode(CudaGraphMode mode) { graphMode_ = mode; }
     /// True for targets with linear_attention layers: their cache crops only within the
     /// last forward on it (KVCache::crop); further back, restore a KVCache::Snapshot.
     bool isHybrid() const { return config_.isHybrid(); }
@@ -135,6 +155,7 @@ private:
     std::vector<Layer> layers_;
     RotaryEmbedding rotary_;
     std::int64_t parameters_ = 0;
+    CudaGraphMode graphMode_ = CudaGraphMode::Auto;
 };
 
 }  // namespace draftscope

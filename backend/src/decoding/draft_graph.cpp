@@ -1,0 +1,104 @@
+#include "decoding/draft_graph.h"
+
+#include "draftscope/errors.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace draftscope {
+
+struct DraftGraph::Captured {
+    compat::DeviceGraph graph;
+    const void* storage = nullptr;  ///< KVCache::storageAddress() at capture
+    at::Tensor logits;
+};
+
+DraftGraph::DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, LoopRevision revision)
+    : drafter_(drafter), revision_(revision), B_(drafter.blockSize()), mode_(target.cudaGraphMode()) {
+    const auto& plan = target.placement().plan;
+    const auto& dev = target.drafterDevice();
+    if (mode_ == CudaGraphMode::Off) {
+        offReason_ = "turned off";
+    } else {
+        auto why = mode_ == CudaGraphMode::StaticEager ? std::string() : compat::cudaGraphsUnsupportedReason(dev);
+        if (why.empty()) why = drafter.staticShapeUnsupportedReason();
+        if (why.empty() && (plan.embeddingDevice != plan.drafterDevice || plan.headDevice != plan.drafterDevice))
+            why = "the drafter, the embeddings and the LM head are in different placement groups";
+        if (why.empty() && B_ < 2) why = "a block of one token needs no drafter call";
+        offReason_ = why;
+    }
+    if (offReason_.empty()) {
+        const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
+        const auto width = static_cast<std::int64_t>(drafter.featureIndices().size()) * target.config().hiddenSize;
+        featIn_ = at::zeros({B_, width}, at::TensorOptions().dtype(target.dtype()).device(dev));
+        blockIn_ = at::zeros({B_}, longOpts);
+        pastIn_ = at::zeros({1}, longOpts);
+        offsets_ = at::arange(2 * B_, longOpts);
+        graphs_.resize(static_cast<std::size_t>(B_));
+    }
+}
+
+DraftGraph::~DraftGraph() = default;
+
+at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache) {
+    const auto C = features.size(0);
+    const auto past = cache.length();
+    if (!offReason_.empty() || block.size(0) != B_ || C < 1 || C > B_ || cache.capacity() < past + C + B_) {
+        ++eagerCalls_;
+        return drafter_.draft(features, block, cache, revision_).logits;
+    }
+    pastIn_.fill_(past);
+    featIn_.narrow(0, 0, C).copy_(features);
+    blockIn_.copy_(block);
+    // Fixed-address views of the inputs: what the graph of this C reads.
+    const auto feats = featIn_.narrow(0, 0, C);
+    auto body = [&](at::Tensor& logits) {
+        logits = drafter_.draftStatic(feats, blockIn_, cache, revision_, pastIn_ + offsets_.narrow(0, 0, C + B_)).logits;
+    };
+    at::Tensor out;
+    if (mode_ == CudaGraphMode::StaticEager) {
+        body(out);
+        ++staticCalls_;
+    } else {
+        auto& slot = graphs_[static_cast<std::size_t>(C - 1)];
+        if (!slot || slot->storage != cache.storageAddress()) {
+            auto captured = std::make_unique<Captured>();
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+                captured->graph.capture(feats.device(), [&] { body(captured->logits); });
+            } catch (const Error& e) {
+                offReason_ = std::string("capture failed: ") + e.what();
+                ++eagerCalls_;
+                return drafter_.draft(features, block, cache, revision_).logits;
+            }
+            captured->storage = cache.storageAddress();
+            captureMs_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ++captures_;
+            slot = std::move(captured);
+        }
+        slot->graph.replay();
+        out = slot->logits;
+        ++replays_;
+    }
+    cache.advance(C);
+    return out;
+}
+
+std::string DraftGraph::describe() const {
+    const int calls = replays_ + staticCalls_ + eagerCalls_;
+    char buf[200];
+    if (mode_ == CudaGraphMode::StaticEager && (staticCalls_ > 0 || offReason_.empty())) {
+        std::snprintf(buf, sizeof buf, "static shapes, not captured: %d of %d drafter calls", staticCalls_, calls);
+        return buf;
+    }
+    if (replays_ > 0 || offReason_.empty()) {
+        std::snprintf(buf, sizeof buf, "%d of %d drafter calls replayed, %d graph%s (capture %.1f ms)", replays_, calls,
+                      captures_, captures_ == 1 ? "" : "s", captureMs_);
+        return offReason_.empty() ? buf : std::string(buf) + "; then eager (" + offReason_ + ")";
+    }
+    return "drafter calls eager (" + offReason_ + ")";
+}
+
+const std::string& DraftGraph::offReason() const { return offReason_; }
+
+}  // namespace draftscope

@@ -1,0 +1,53 @@
+#pragma once
+// DFlash drafter calls as captured CUDA graphs (docs/ENGINE.md, "CUDA graphs"; issue 16):
+// one graph per context length C = 1..B (the rows committed by the previous step), each
+// the static-shape drafter call (DFlashDrafter::draftStatic) over the run's drafter cache.
+
+#include "core/torch_compat.h"
+#include "models/dflash_drafter.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace draftscope {
+
+/// Runs the drafter calls of one DFlash run. Where the target's CudaGraphMode, the
+/// placement (embeddings, drafter and LM head on one group of a CUDA device) and the drafter
+/// (DFlashDrafter::staticShapeUnsupportedReason) allow, the first call with C context rows
+/// and a full block captures a graph for that C and later calls with the same C replay it.
+/// Other calls (the prompt's context, a clipped block, a cache without room) run
+/// drafter.draft(). A replay computes what draftStatic() computes eagerly: it differs from
+/// draft() only in the rounding of attention over masked rows. Never throws for
+/// ineligibility, also in mode On (the verify graph is what On promises); describe() says why.
+class DraftGraph {
+public:
+    DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, LoopRevision revision);
+    ~DraftGraph();
+    DraftGraph(const DraftGraph&) = delete;
+    DraftGraph& operator=(const DraftGraph&) = delete;
+
+    /// drafter.draft(features, block, cache, revision).logits: float32 [B-1, V]. A replay's
+    /// logits live in the graph's memory and stay valid until the next call with the same C.
+    at::Tensor draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache);
+
+    /// "254 of 255 drafter calls replayed, 2 graphs (capture 30.2 ms)",
+    /// "drafter calls eager (the device is the CPU)".
+    std::string describe() const;
+    /// Why calls run eagerly ("" while graphs are in use).
+    const std::string& offReason() const;
+
+private:
+    struct Captured;
+    const DFlashDrafter& drafter_;
+    LoopRevision revision_;
+    std::int64_t B_;
+    CudaGraphMode mode_;
+    std::string offReason_;
+    std::vector<std::unique_ptr<Captured>> graphs_;  ///< index C - 1
+    at::Tensor featIn_, blockIn_, pastIn_, offsets_;  ///< [B, K*H], [B], [1], 0..2B-1
+    int replays_ = 0, staticCalls_ = 0, eagerCalls_ = 0, captures_ = 0;
+    double captureMs_ = 0;
+};
+
+}  // namespace draftscope

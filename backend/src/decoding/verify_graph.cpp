@@ -1,0 +1,93 @@
+#include "decoding/verify_graph.h"
+
+#include "draftscope/errors.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace draftscope {
+
+CudaGraphMode cudaGraphMode(const LoadOptions& options) {
+    if (options.cudaGraphs == "on") return CudaGraphMode::On;
+    if (options.cudaGraphs == "off") return CudaGraphMode::Off;
+    return CudaGraphMode::Auto;
+}
+
+VerifyGraph::VerifyGraph(const TargetModel& target, std::int64_t rows, std::vector<std::int64_t> hiddenIndices)
+    : target_(target), rows_(rows), hidden_(std::move(hiddenIndices)), mode_(target.cudaGraphMode()) {
+    const auto& dev = target.device();
+    if (mode_ == CudaGraphMode::Off) {
+        offReason_ = "turned off";
+    } else {
+        auto why = mode_ == CudaGraphMode::StaticEager ? std::string() : compat::cudaGraphsUnsupportedReason(dev);
+        if (why.empty()) why = target.staticShapeUnsupportedReason();
+        if (why.empty() && rows < 2) why = "a block of one token needs no verify graph";
+        if (!why.empty() && mode_ == CudaGraphMode::On) throw Error("cuda-graphs on: impossible here: " + why);
+        offReason_ = why;
+    }
+    if (offReason_.empty()) {
+        const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
+        idsIn_ = at::zeros({rows_}, longOpts);
+        pastIn_ = at::zeros({1}, longOpts);
+        offsets_ = at::arange(rows_, longOpts);
+    }
+}
+
+VerifyGraph::~VerifyGraph() = default;
+
+TargetForwardResult VerifyGraph::runStatic(KVCache& cache) {
+    TargetForwardRequest req{hidden_, 0, pastIn_ + offsets_, {}, {}};
+    req.staticShapes = true;
+    return target_.forward(idsIn_, cache, req);
+}
+
+TargetForwardResult VerifyGraph::forward(const at::Tensor& ids, KVCache& cache) {
+    const auto T = ids.size(0);
+    const auto past = cache.length();
+    if (!offReason_.empty() || T != rows_ || cache.capacity() < past + T) {
+        ++eagerSteps_;
+        return target_.forward(ids, cache, {hidden_, 0, {}, {}, {}});
+    }
+    // Inputs: kernels queued before the replay on the same stream (no host synchronisation).
+    pastIn_.fill_(past);
+    idsIn_.copy_(ids);
+    if (mode_ == CudaGraphMode::StaticEager) {
+        outputs_ = runStatic(cache);
+        ++staticSteps_;
+    } else {
+        if (!graph_.captured() || capturedStorage_ != cache.storageAddress()) {
+            const auto t0 = std::chrono::steady_clock::now();
+            try {
+                graph_.capture(target_.device(), [&] { outputs_ = runStatic(cache); });
+            } catch (const Error& e) {
+                if (mode_ == CudaGraphMode::On) throw;
+                offReason_ = std::string("capture failed: ") + e.what();
+                ++eagerSteps_;
+                return target_.forward(ids, cache, {hidden_, 0, {}, {}, {}});
+            }
+            capturedStorage_ = cache.storageAddress();
+            captureMs_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        }
+        graph_.replay();
+        ++replays_;
+    }
+    cache.advance(T);
+    return outputs_;
+}
+
+std::string VerifyGraph::describe() const {
+    const int steps = replays_ + staticSteps_ + eagerSteps_;
+    char buf[160];
+    if (mode_ == CudaGraphMode::StaticEager && (staticSteps_ > 0 || offReason_.empty())) {
+        std::snprintf(buf, sizeof buf, "static shapes, not captured: %d of %d verify steps", staticSteps_, steps);
+        return buf;
+    }
+    if (replays_ > 0 || offReason_.empty()) {
+        std::snprintf(buf, sizeof buf, "on: %d of %d verify steps replayed (capture %.1f ms)", replays_, steps,
+                      captureMs_);
+        return offReason_.empty() ? buf : std::string(buf) + "; then off (" + offReason_ + ")";
+    }
+    return "off (" + offReason_ + ")";
+}
+
+}  // namespace draftscope

@@ -1,0 +1,253 @@
+// The static-shape verify step that CUDA graphs capture (docs/ENGINE.md, "CUDA graphs";
+// decoding/verify_graph.h), on the CPU without capture: its forward against the dynamic one
+// (same logits and tapped features up to the rounding of attention over masked rows, same
+// argmax, same KV rows), whole DFlash runs with it (identical output ids and acceptance
+// lengths on every dense fixture, both loops, greedy and sampled), the recorded mode, and
+// the --cuda-graphs option (validated by name, "on" refused on the CPU). The drafter's
+// static-shape call (DraftGraph) runs in the same runs.
+
+// Torch headers first: ATen uses `slots` as an identifier, which Qt defines as a macro.
+#include "checkpoints/weight_loader.h"
+#include "decoding/dflash_loop.h"
+#include "decoding/verify_graph.h"
+#include "models/dflash_drafter.h"
+#include "models/target_model.h"
+
+#include <c10/core/InferenceMode.h>
+
+#include "draftscope/engine.h"
+#include "draftscope/errors.h"
+#include "draftscope/model_config.h"
+#include "draftscope/results_json.h"
+#include "draftscope/settings_validation.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+using namespace draftscope;
+using namespace testsupport;
+
+namespace {
+
+std::unique_ptr<TargetModel> loadTarget(const std::string& dir) {
+    const WeightLoader weights(dir);
+    const auto config = loadTargetConfig(dir);
+    TargetPlacement placement;  // one group on the CPU
+    placement.devices = {at::Device(at::kCPU)};
+    placement.plan.layerDevice.assign(static_cast<std::size_t>(config.numLayers), 0);
+    return std::make_unique<TargetModel>(config, weights, at::kFloat, std::move(placement));
+}
+
+/// The dense fixtures with a drafter: the demo pair, and tiny targets with a random drafter.
+struct Pair {
+    std::unique_ptr<TargetModel> target;
+    std::unique_ptr<DFlashDrafter> drafter;
+};
+
+/// `model`: "demo" (the demo target) or a tests/data/models fixture; `drafter`: a drafter
+/// fixture name (drafterDir()) or "random" (a random drafter of the target's widths).
+Pair loadPair(const QString& model, const QString& drafter, const QString& tmp) {
+    Pair p;
+    p.target = loadTarget(model == "demo" ? demoTarget() : dataPath("models/" + model.toStdString()));
+    std::string dir = drafterDir(drafter.toStdString());
+    if (drafter == "random") {
+        dir = tmp.toStdString() + "/drafter";
+        const auto H = p.target->config().hiddenSize;
+        writeRandomDrafter(dir, {H, H / 4, 2 * H, p.target->config().vocabSize}, 4, 7);
+    }
+    const WeightLoader w(dir);
+    p.drafter = std::make_unique<DFlashDrafter>(loadDrafterConfig(dir), w, *p.target);
+    return p;
+}
+
+std::vector<float> floats(const at::Tensor& t) {
+    const auto c = t.to(at::kFloat).contiguous();
+    return {c.data_ptr<float>(), c.data_ptr<float>() + c.numel()};
+}
+
+std::vector<std::int64_t> prompt() { return {5, 17, 300, 42, 7, 99, 211, 3, 64, 128, 9}; }
+
+void addDenseRows() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<QString>("drafter");
+    QTest::newRow("demo-qwen3") << "demo" << "drafter-good";
+    QTest::newRow("llama3") << "tiny-llama3" << "random";
+    QTest::newRow("qwen2-bias") << "tiny-qwen2" << "random";
+    QTest::newRow("llama-tied") << "tiny-llama-tied" << "random";
+}
+
+}  // namespace
+
+class TestVerifyGraph : public QObject {
+    Q_OBJECT
+
+private slots:
+    // One verify block on a cache holding the prompt: the static-shape forward (rows written
+    // at device positions, attention over the whole capacity under a mask) against the
+    // dynamic forward. Masked rows add exact zeros to the softmax, so only the summation
+    // order can differ: relative error <= 1e-5, identical argmax, KV rows alike.
+    void staticForwardMatchesDynamic_data() { addDenseRows(); }
+    void staticForwardMatchesDynamic() {
+        QFETCH(QString, model);
+        QFETCH(QString, drafter);
+        c10::InferenceMode guard;
+        QTemporaryDir tmp;
+        const auto pair = loadPair(model, drafter, tmp.path());
+        const auto& target = *pair.target;
+        const auto featIdx = pair.drafter->featureIndices();
+        const auto ids = prompt();
+        const auto P = static_cast<std::int64_t>(ids.size());
+        const auto longs = at::TensorOptions().dtype(at::kLong);
+        const auto block = at::tensor(std::vector<std::int64_t>{11, 400, 23, 5}, longs);
+        const auto T = block.size(0);
+
+        KVCache dyn = target.makeCache(), stat = target.makeCache();
+        for (auto* c : {&dyn, &stat}) {
+            c->reserve(P + 20);
+            target.forward(at::tensor(ids, longs), *c, {featIdx, P, {}, {}, {}});
+        }
+        QCOMPARE(stat.capacity() % 16, std::int64_t(0));
+        QVERIFY(stat.capacity() >= P + 20);
+        const auto a = target.forward(block, dyn, {featIdx, 0, {}, {}, {}});
+        TargetForwardRequest req{featIdx, 0, at::arange(P, P + T, longs), {}, {}};
+        req.staticShapes = true;
+        const auto b = target.forward(block, stat, req);
+        QCOMPARE(stat.length(), P);  // not advanced: the caller commits
+        stat.advance(T);
+
+        QVERIFY2(relativeMaxError(floats(b.logits), floats(a.logits)) <= 1e-5,
+                 qPrintable(QString::number(relativeMaxError(floats(b.logits), floats(a.logits)))));
+        QVERIFY(at::equal(b.logits.argmax(-1), a.logits.argmax(-1)));
+        QCOMPARE(b.hidden.size(), a.hidden.size());
+        for (std::size_t i = 0; i < a.hidden.size(); ++i)
+            QVERIFY(relativeMaxError(floats(b.hidden[i]), floats(a.hidden[i])) <= 1e-5);
+        for (std::int64_t l = 0; l < target.config().numLayers; ++l) {
+            const auto [ka, va] = dyn.rows(static_cast<std::size_t>(l));
+            const auto [kb, vb] = stat.rows(static_cast<std::size_t>(l));
+            QVERIFY(relativeMaxError(floats(kb), floats(ka)) <= 1e-5);
+            QVERIFY(relativeMaxError(floats(vb), floats(va)) <= 1e-5);
+        }
+    }
+
+    // Whole runs: the static-shape verify (CudaGraphMode::StaticEager, what a graph replays)
+    // against the dynamic one, on every dense fixture, both loop revisions, greedy and
+    // sampled, with clipped last blocks (max_new 29 is not a multiple of the block): the
+    // same output ids and acceptance lengths, and the mode recorded.
+    void runsWithStaticShapesAreIdentical_data() {
+        addDenseRows();
+        // The drafter's static call on targets whose verify stays eager, and the verify's on a
+        // drafter whose masked layout keeps its calls eager.
+        QTest::newRow("hybrid-qwen3_5") << "qwen3_5-tiny-causallm" << "random";
+        QTest::newRow("moe-qwen3_5") << "tiny-qwen3_5-moe" << "random";
+        QTest::newRow("demo-swa-drafter") << "demo" << "drafter-swa";
+    }
+    void runsWithStaticShapesAreIdentical() {
+        QFETCH(QString, model);
+        QFETCH(QString, drafter);
+        c10::InferenceMode guard;
+        QTemporaryDir tmp;
+        const auto pair = loadPair(model, drafter, tmp.path());
+        auto& target = *pair.target;
+        for (const auto loop : {LoopRevision::Current, LoopRevision::April2026})
+            for (const double temperature : {0.0, 0.8}) {
+                RunSettings s;
+                s.maxNewTokens = 29;
+                s.ignoreEos = true;
+                s.loop = loop;
+                s.temperature = temperature;
+                s.seed = 3;
+                target.setCudaGraphMode(CudaGraphMode::Off);
+                const auto eager = runDFlash(target, *pair.drafter, prompt(), s, {}, {}, nullptr);
+                target.setCudaGraphMode(CudaGraphMode::StaticEager);
+                const auto stat = runDFlash(target, *pair.drafter, prompt(), s, {}, {}, nullptr);
+                QCOMPARE(stat.outputIds, eager.outputIds);
+                QCOMPARE(stat.acceptanceLengths, eager.acceptanceLengths);
+                QCOMPARE(eager.timing.cudaGraphs, std::string("off (turned off)"));
+                const auto steps = eager.acceptanceLengths.size();
+                // Every full block ran static; clipped last blocks (current loop) ran eagerly.
+                // The drafter: every full block but the first call (the prompt's context).
+                const auto B = static_cast<std::size_t>(pair.drafter->blockSize());
+                std::size_t full = 0;
+                for (const auto& step : stat.steps) full += step.drafted.size() + 1 == B ? 1 : 0;
+                QVERIFY(full > 1);
+                const auto targetWhy = target.staticShapeUnsupportedReason();
+                const auto drafterWhy = pair.drafter->staticShapeUnsupportedReason();
+                const auto expected =
+                    (targetWhy.empty() ? "static shapes, not captured: " + std::to_string(full) + " of " +
+                                             std::to_string(steps) + " verify steps"
+                                       : "off (" + targetWhy + ")") +
+                    "; " +
+                    (drafterWhy.empty() ? "static shapes, not captured: " + std::to_string(full - 1) + " of " +
+                                              std::to_string(steps) + " drafter calls"
+                                        : "drafter calls eager (" + drafterWhy + ")");
+                QVERIFY2(stat.timing.cudaGraphs == expected, (stat.timing.cudaGraphs + " != " + expected).c_str());
+            }
+        target.setCudaGraphMode(CudaGraphMode::Auto);
+        const auto automatic = runDFlash(target, *pair.drafter, prompt(), RunSettings{}, {}, {}, nullptr);
+        QCOMPARE(automatic.timing.cudaGraphs, std::string("off (the device is the CPU)"));
+    }
+
+    // Targets whose forward has no static shapes yet run eagerly, saying why, and "on" is an
+    // Error naming the reason.
+    void unsupportedTargetsSayWhy() {
+        c10::InferenceMode guard;
+        struct Case {
+            const char* model;
+            const char* why;
+        };
+        for (const auto& c : {Case{"qwen3_5-tiny-causallm", "Gated DeltaNet"}, Case{"tiny-qwen3-moe", "MoE"}}) {
+            auto target = loadTarget(dataPath(std::string("models/") + c.model));
+            QVERIFY(QString::fromStdString(target->staticShapeUnsupportedReason()).contains(c.why));
+            target->setCudaGraphMode(CudaGraphMode::StaticEager);
+            const VerifyGraph off(*target, 4, {1});
+            QVERIFY2(QString::fromStdString(off.describe()).startsWith("off (") &&
+                         QString::fromStdString(off.describe()).contains(c.why),
+                     off.describe().c_str());
+            target->setCudaGraphMode(CudaGraphMode::On);  // on the CPU: the device is the first reason
+            QVERIFY(errorOf([&] { VerifyGraph on(*target, 4, {1}); }).contains("cuda-graphs on: impossible here"));
+            // A request for static shapes on such a target is refused, not run wrongly.
+            KVCache cache = target->makeCache();
+            TargetForwardRequest req{{}, 0, at::arange(2, at::TensorOptions().dtype(at::kLong)), {}, {}};
+            req.staticShapes = true;
+            QVERIFY(errorOf([&] { target->forward(at::zeros({2}, at::kLong), cache, req); }).contains(c.why));
+        }
+    }
+
+    // --cuda-graphs: spelled wrong is refused by name; "on" is refused at load on the CPU;
+    // the recorded mode round-trips through the results file.
+    void optionIsValidatedByName() {
+        LoadOptions o;
+        o.cudaGraphs = "yes";
+        try {
+            validate(o);
+            QFAIL("expected InvalidSetting");
+        } catch (const InvalidSetting& e) {
+            QCOMPARE(QString::fromStdString(e.option()), QString("cuda-graphs"));
+            QVERIFY(QString(e.what()).contains("auto, on or off"));
+            QVERIFY(QString(e.what()).contains("'yes'"));
+        }
+        o.cudaGraphs = "on";
+        Engine engine;
+        try {
+            engine.loadTarget(demoTarget(), o);
+            QFAIL("expected InvalidSetting");
+        } catch (const InvalidSetting& e) {
+            QCOMPARE(QString::fromStdString(e.option()), QString("cuda-graphs"));
+            QVERIFY2(QString(e.what()).contains("the device is the CPU"), e.what());
+        }
+        QVERIFY(!engine.hasTarget());
+        o.cudaGraphs = "off";
+        engine.loadTarget(demoTarget(), o);
+        engine.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 8;
+        s.ignoreEos = true;
+        const auto r = engine.run(goldenPrompt(0), s);
+        QCOMPARE(r.timing.cudaGraphs, std::string("off (turned off)"));
+        const auto back = runResultFromJson(toJson(r), "run");
+        QCOMPARE(back.timing.cudaGraphs, r.timing.cudaGraphs);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestVerifyGraph)
+#include "tst_verify_graph.moc"
