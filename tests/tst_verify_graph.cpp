@@ -106,6 +106,10 @@ private slots:
             c->reserve(P + 20);
             target.forward(at::tensor(ids, longs), *c, {featIdx, P, {}, {}, {}});
         }
+        // Rows beyond the length as a rejected block leaves them: the static step must mask
+        // (or overwrite) them.
+        target.forward(at::tensor(std::vector<std::int64_t>{7, 8, 9, 10, 11, 12}, longs), stat, {{}, 6, {}, {}, {}});
+        stat.crop(P);
         QCOMPARE(stat.capacity() % 16, std::int64_t(0));
         QVERIFY(stat.capacity() >= P + 20);
         const auto a = target.forward(block, dyn, {featIdx, 0, {}, {}, {}});
@@ -164,7 +168,8 @@ private slots:
                 QCOMPARE(stat.acceptanceLengths, eager.acceptanceLengths);
                 QCOMPARE(eager.timing.cudaGraphs, std::string("off (turned off)"));
                 const auto steps = eager.acceptanceLengths.size();
-                // Every full block ran static; clipped last blocks (current loop) ran eagerly.
+                // Every full block ran static; clipped last blocks (current loop, where the
+                // run has them) ran eagerly.
                 // The drafter: every full block but the first call (the prompt's context).
                 const auto B = static_cast<std::size_t>(pair.drafter->blockSize());
                 std::size_t full = 0;

@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <limits>
 #include <thread>
 
@@ -136,8 +138,26 @@ std::optional<at::Tensor> fusedRmsNorm(const at::Tensor& x, const at::Tensor& we
     return std::nullopt;
 }
 
+namespace {
+/// Held while a graph is captured and around device-wide synchronisations: a device-wide
+/// sync from another thread would invalidate a capture in progress (thread-local capture
+/// mode only restricts the capturing thread).
+std::mutex& captureMutex() {
+    static std::mutex m;
+    return m;
+}
+/// Devices on which a capture failed in this process, with the reason: not retried (a
+/// failed capture may leave libtorch's allocator bookkeeping behind).
+std::map<int, std::string>& failedCaptures() {
+    static std::map<int, std::string> m;
+    return m;
+}
+}  // namespace
+
 void synchronize(const at::Device& device) {
-    if (device.is_cuda()) torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+    if (!device.is_cuda()) return;
+    const std::lock_guard<std::mutex> lock(captureMutex());
+    torch::cuda::synchronize(device.has_index() ? device.index() : -1);
 }
 
 DeviceMemoryStats deviceMemoryStats(const at::Device& device) {
@@ -188,6 +208,11 @@ std::optional<std::uint64_t> deviceFreeBytes(const at::Device& device) {
 std::string cudaGraphsUnsupportedReason(const at::Device& device) {
     if (!device.is_cuda()) return "the device is the CPU";
 #ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
+    const int index = device.has_index() ? device.index() : c10::cuda::current_device();
+    const std::lock_guard<std::mutex> lock(captureMutex());
+    const auto it = failedCaptures().find(index);
+    if (it != failedCaptures().end())
+        return "an earlier capture on cuda:" + std::to_string(index) + " failed in this process (" + it->second + ")";
     return {};
 #else
     return "this build (" + libtorchDescription() + ") has no CUDA graph support (needs a CUDA libtorch >= 2.1)";
@@ -215,16 +240,23 @@ bool DeviceGraph::captured() const {
 
 void DeviceGraph::capture(const at::Device& device, const std::function<void()>& body) {
     const auto why = cudaGraphsUnsupportedReason(device);
-    if (!why.empty()) throw Error("cannot capture a CUDA graph: " + why);
+    if (!why.empty()) throw GraphCaptureError("cannot capture a CUDA graph: " + why);
 #ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
     d_->graph.reset();
     const c10::DeviceIndex index = device.has_index() ? device.index() : c10::cuda::current_device();
-    const c10::cuda::CUDAGuard deviceGuard(index);
-    const at::Device dev(at::kCUDA, index);
-    synchronize(dev);
-    // Capture is not allowed on the legacy default stream; warm up on the capture stream too.
-    const auto stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
-    {
+    // First line of a libtorch message (the rest is context that does not belong in a
+    // result file).
+    const auto brief = [](const c10::Error& e) {
+        std::string m = e.what_without_backtrace();
+        return m.substr(0, m.find('\n'));
+    };
+    const std::lock_guard<std::mutex> lock(captureMutex());
+    try {
+        const c10::cuda::CUDAGuard deviceGuard(index);
+        // Stream-level ordering only: a device-wide sync would break another thread's capture.
+        c10::cuda::getCurrentCUDAStream(index).synchronize();  // the caller's inputs are written
+        // Capture is not allowed on the legacy default stream; warm up on the capture stream too.
+        const auto stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, index);
         const c10::cuda::CUDAStreamGuard streamGuard(stream);
         body();
         stream.synchronize();
@@ -242,11 +274,13 @@ void DeviceGraph::capture(const at::Device& device, const std::function<void()>&
             }
             graph->capture_end();
         } catch (const c10::Error& e) {
-            throw Error(std::string("CUDA graph capture failed: ") + e.what_without_backtrace());
+            failedCaptures()[index] = brief(e);
+            throw GraphCaptureError("CUDA graph capture failed: " + brief(e));
         }
         d_->graph = std::move(graph);
+    } catch (const c10::Error& e) {  // the warm-up (e.g. out of memory): nothing captured
+        throw GraphCaptureError("CUDA graph warm-up failed: " + brief(e));
     }
-    synchronize(dev);
 #else
     (void)body;
 #endif

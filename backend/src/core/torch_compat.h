@@ -2,6 +2,8 @@
 // The one place that knows which libtorch it is built against (Debian's 1.13 CPU build or
 // a CUDA libtorch 2.x). Every API difference between the two is guarded here.
 
+#include "draftscope/errors.h"
+
 #include <ATen/ATen.h>
 
 #include <functional>
@@ -39,7 +41,8 @@ void setFastKernels(bool enabled);
 /// fastKernels(x); std::nullopt otherwise (the caller then runs the explicit HF formula).
 std::optional<at::Tensor> fusedRmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-/// Waits for all work queued on `device` (no-op on the CPU).
+/// Waits for all work queued on `device` (no-op on the CPU); never during a graph capture
+/// (DeviceGraph::capture), which a device-wide sync would invalidate.
 void synchronize(const at::Device& device);
 
 /// The CUDA caching allocator's statistics for `device`, in bytes; every field is -1 on
@@ -65,6 +68,14 @@ int cudaDeviceCount();
 /// built with the CUDA runtime headers (docs/ENGINE.md, "CUDA graphs").
 std::string cudaGraphsUnsupportedReason(const at::Device& device);
 
+/// A CUDA graph could not be captured (libtorch or CUDA refused, or capture is impossible
+/// on the device); nothing was captured. Errors the captured body itself throws (its own
+/// precondition checks) pass through unchanged.
+class GraphCaptureError : public Error {
+public:
+    using Error::Error;
+};
+
 /// One captured sequence of kernels on one CUDA device (at::cuda::CUDAGraph), replayed with
 /// the same tensor addresses. capture() runs `body` once eagerly on a side stream (warm-up:
 /// lazy library initialisation, per-stream workspaces), then records it on that stream in
@@ -78,9 +89,11 @@ public:
     ~DeviceGraph();
     DeviceGraph(const DeviceGraph&) = delete;
     DeviceGraph& operator=(const DeviceGraph&) = delete;
-    /// Throws Error naming the cause where cudaGraphsUnsupportedReason(device) is not empty
-    /// or the capture fails (an op that synchronises, a host-to-device copy); nothing is
-    /// captured then, but the warm-up run has happened.
+    /// Throws GraphCaptureError naming the cause where cudaGraphsUnsupportedReason(device)
+    /// is not empty, the warm-up fails (out of memory) or the capture fails (an op that
+    /// synchronises, a host-to-device copy); nothing is captured then. After a failed
+    /// capture the device is not tried again in this process (cudaGraphsUnsupportedReason
+    /// says why). Captures and compat::synchronize() exclude each other process-wide.
     void capture(const at::Device& device, const std::function<void()>& body);
     /// Runs the captured kernels on the current stream. Throws Error if nothing is captured.
     void replay();

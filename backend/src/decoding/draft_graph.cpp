@@ -9,7 +9,7 @@ namespace draftscope {
 
 struct DraftGraph::Captured {
     compat::DeviceGraph graph;
-    const void* storage = nullptr;  ///< KVCache::storageAddress() at capture
+    std::uint64_t storage = 0;  ///< KVCache::storageId() at capture
     at::Tensor logits;
 };
 
@@ -61,17 +61,17 @@ at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block
         ++staticCalls_;
     } else {
         auto& slot = graphs_[static_cast<std::size_t>(C - 1)];
-        if (!slot || slot->storage != cache.storageAddress()) {
+        if (!slot || slot->storage != cache.storageId()) {
             auto captured = std::make_unique<Captured>();
             const auto t0 = std::chrono::steady_clock::now();
             try {
                 captured->graph.capture(feats.device(), [&] { body(captured->logits); });
-            } catch (const Error& e) {
-                offReason_ = std::string("capture failed: ") + e.what();
+            } catch (const compat::GraphCaptureError& e) {
+                offReason_ = e.what();
                 ++eagerCalls_;
                 return drafter_.draft(features, block, cache, revision_).logits;
             }
-            captured->storage = cache.storageAddress();
+            captured->storage = cache.storageId();
             captureMs_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             ++captures_;
             slot = std::move(captured);
@@ -92,7 +92,7 @@ std::string DraftGraph::describe() const {
         return buf;
     }
     if (replays_ > 0 || offReason_.empty()) {
-        std::snprintf(buf, sizeof buf, "%d of %d drafter calls replayed, %d graph%s (capture %.1f ms)", replays_, calls,
+        std::snprintf(buf, sizeof buf, "%d of %d drafter calls replayed, %d capture%s (%.1f ms)", replays_, calls,
                       captures_, captures_ == 1 ? "" : "s", captureMs_);
         return offReason_.empty() ? buf : std::string(buf) + "; then eager (" + offReason_ + ")";
     }

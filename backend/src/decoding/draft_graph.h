@@ -31,7 +31,7 @@ public:
     /// logits live in the graph's memory and stay valid until the next call with the same C.
     at::Tensor draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache);
 
-    /// "254 of 255 drafter calls replayed, 2 graphs (capture 30.2 ms)",
+    /// "254 of 255 drafter calls replayed, 2 captures (30.2 ms)",
     /// "drafter calls eager (the device is the CPU)".
     std::string describe() const;
     /// Why calls run eagerly ("" while graphs are in use).

@@ -55,17 +55,17 @@ TargetForwardResult VerifyGraph::forward(const at::Tensor& ids, KVCache& cache) 
         outputs_ = runStatic(cache);
         ++staticSteps_;
     } else {
-        if (!graph_.captured() || capturedStorage_ != cache.storageAddress()) {
+        if (!graph_.captured() || capturedStorage_ != cache.storageId()) {
             const auto t0 = std::chrono::steady_clock::now();
             try {
                 graph_.capture(target_.device(), [&] { outputs_ = runStatic(cache); });
-            } catch (const Error& e) {
+            } catch (const compat::GraphCaptureError& e) {
                 if (mode_ == CudaGraphMode::On) throw;
-                offReason_ = std::string("capture failed: ") + e.what();
+                offReason_ = e.what();
                 ++eagerSteps_;
                 return target_.forward(ids, cache, {hidden_, 0, {}, {}, {}});
             }
-            capturedStorage_ = cache.storageAddress();
+            capturedStorage_ = cache.storageId();
             captureMs_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         }
         graph_.replay();

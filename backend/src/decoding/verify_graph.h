@@ -36,8 +36,9 @@ public:
     /// The target's forward of `ids` (int64 [T] on the target's device) at positions
     /// cache.length().., logits of every row, committed to the cache as target.forward
     /// does. The result's tensors of a replay live in the graph's memory: they stay valid
-    /// until the next call. In mode On a failed capture is an Error; in Auto it switches
-    /// the run to eager steps and records the reason.
+    /// until the next call. In mode On a failed capture is an Error (GraphCaptureError); in
+    /// Auto it switches the run to eager steps and records the reason. Errors of the forward
+    /// itself pass through.
     TargetForwardResult forward(const at::Tensor& ids, KVCache& cache);
 
     /// For result files and logs: "on: 31 of 32 verify steps replayed (capture 52.1 ms)",
@@ -55,7 +56,7 @@ private:
     CudaGraphMode mode_;
     std::string offReason_;  ///< why steps run eagerly; empty while graphs are in use
     compat::DeviceGraph graph_;
-    const void* capturedStorage_ = nullptr;  ///< KVCache::storageAddress() at capture
+    std::uint64_t capturedStorage_ = 0;      ///< KVCache::storageId() at capture
     at::Tensor idsIn_, pastIn_, offsets_;    ///< graph inputs: ids [rows], past [1], 0..rows-1
     TargetForwardResult outputs_;            ///< graph outputs (or the last eager static step's)
     int replays_ = 0, staticSteps_ = 0, eagerSteps_ = 0;

@@ -99,8 +99,8 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         auto target = std::make_unique<TargetModel>(config, weights, dtype, std::move(placement));
         target->setCudaGraphMode(cudaGraphMode(options));
         if (options.cudaGraphs == "on") {
-            auto why = target->staticShapeUnsupportedReason();
-            if (why.empty()) why = compat::cudaGraphsUnsupportedReason(target->device());
+            auto why = compat::cudaGraphsUnsupportedReason(target->device());  // as VerifyGraph orders them
+            if (why.empty()) why = target->staticShapeUnsupportedReason();
             if (!why.empty())
                 throw InvalidSetting("cuda-graphs", "auto or off here (CUDA graphs are impossible: " + why + ")", "'on'");
         }

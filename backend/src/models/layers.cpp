@@ -5,6 +5,7 @@
 #include "draftscope/errors.h"
 #include "models/gated_deltanet.h"
 
+#include <atomic>
 #include <cmath>
 
 namespace draftscope {
@@ -151,6 +152,8 @@ std::pair<at::Tensor, at::Tensor> KVCache::append(std::size_t layer, const at::T
         }
         K = nk;
         V = nv;
+        static std::atomic<std::uint64_t> nextStorageId{1};
+        storageId_ = nextStorageId++;
     }
     K.narrow(1, length_, k.size(1)).copy_(k);
     V.narrow(1, length_, v.size(1)).copy_(v);
@@ -174,11 +177,6 @@ std::int64_t KVCache::capacity() const {
     return 0;
 }
 
-const void* KVCache::storageAddress() const {
-    for (const auto& K : keys_)
-        if (K.defined()) return K.data_ptr();
-    return nullptr;
-}
 
 void KVCache::crop(std::int64_t length) {
     if (length > length_ || length < 0)

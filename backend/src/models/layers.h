@@ -118,9 +118,9 @@ public:
                                                 const at::Tensor& rows);
     /// Rows allocated per layer (a multiple of 16; 0 before the first append()).
     std::int64_t capacity() const;
-    /// Address of the first attention layer's key storage (null before the first append()): changes
-    /// when the cache reallocates, which invalidates a captured graph.
-    const void* storageAddress() const;
+    /// Identifies the cache's current storage, unique in the process (0 before the first
+    /// append()): it changes whenever the cache allocates, which invalidates a captured graph.
+    std::uint64_t storageId() const { return storageId_; }
     void advance(std::int64_t rows) { length_ += rows; }
     /// Keeps only the first `length` rows. With linear-attention state, each layer's state
     /// becomes the state after the first n = length - (rows before the last forward) tokens
@@ -177,6 +177,7 @@ private:
     std::vector<LinearAttentionState> treeLinear_;  ///< per layer, stacked per tree node
     std::int64_t length_ = 0;
     std::int64_t reserved_ = 0;
+    std::uint64_t storageId_ = 0;
 };
 
 }  // namespace draftscope
