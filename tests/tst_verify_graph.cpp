@@ -180,7 +180,7 @@ private slots:
                 const auto expected =
                     (targetWhy.empty() ? "static shapes, not captured: " + std::to_string(full) + " of " +
                                              std::to_string(steps) + " verify steps"
-                                       : "off (" + targetWhy + ")") +
+                                       : "verify steps eager (" + targetWhy + ")") +
                     "; " +
                     (drafterWhy.empty() ? "static shapes, not captured: " + std::to_string(full - 1) + " of " +
                                               std::to_string(steps) + " drafter calls"
@@ -205,7 +205,7 @@ private slots:
             QVERIFY(QString::fromStdString(target->staticShapeUnsupportedReason()).contains(c.why));
             target->setCudaGraphMode(CudaGraphMode::StaticEager);
             const VerifyGraph off(*target, 4, {1});
-            QVERIFY2(QString::fromStdString(off.describe()).startsWith("off (") &&
+            QVERIFY2(QString::fromStdString(off.describe()).startsWith("verify steps eager (") &&
                          QString::fromStdString(off.describe()).contains(c.why),
                      off.describe().c_str());
             target->setCudaGraphMode(CudaGraphMode::On);  // on the CPU: the device is the first reason

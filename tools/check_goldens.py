@@ -83,7 +83,7 @@ def main():
                 print(f"{name:20s} {section:11s} p{i}  ids {'==' if same_ids else '!='}  lengths {'==' if same_len else '!='}"
                       f"  tau {run['tau']:.3f} (golden {g_tau:.3f})"
                       + ("" if first_diff is None else f"  first differing output token at {first_diff}")
-                      + (f"  [{run['cuda_graphs']}]" if run.get("cuda_graphs", "").startswith("on") else ""),
+                      + (f"  [{run['cuda_graphs']}]" if "replayed" in run.get("cuda_graphs", "") else ""),
                       flush=True)
     print(f"{len(rows) - failures}/{len(rows)} runs equal to the goldens ({a.device}, {a.dtype})")
     if a.json:

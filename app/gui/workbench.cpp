@@ -267,6 +267,8 @@ void Workbench::logRuns(const ShownRun& s) {
                          .arg(id, QString::fromStdString(a.run.placement),
                               peaks.isEmpty() ? QString() : tr("; peak memory %1").arg(peaks.join(", "))));
     }
+    if (!a.run.timing.cudaGraphs.empty() && a.run.timing.peakDeviceBytes >= 0)  // on a GPU: how it ran the steps
+        emit logLine(tr("analysis %1: CUDA graphs: %2").arg(id, QString::fromStdString(a.run.timing.cudaGraphs)));
     for (const auto& t : a.treeRuns)
         emit logLine(
             tr("analysis %1: DDTree budget %2: %3 steps, tau %4 (%5 ms)")

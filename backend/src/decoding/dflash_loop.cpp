@@ -247,9 +247,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         if (progress) progress(std::min(start - P, maxNew), maxNew);
     }
     r.timing.decodeMs = msSince(t1);
-    r.timing.cudaGraphs = !verifier.offReason().empty() && verifier.offReason() == drafterGraph.offReason()
-                              ? verifier.describe()  // "off (<the one reason>)"
-                              : verifier.describe() + "; " + drafterGraph.describe();
+    r.timing.cudaGraphs = GraphUse::describeRun(verifier.use(), drafterGraph.use());
 
     if (static_cast<std::int64_t>(out.size()) > maxLen) out.resize(static_cast<std::size_t>(maxLen));
     // Cut after the first stop token that survived the truncation.

@@ -3,7 +3,6 @@
 #include "draftscope/errors.h"
 
 #include <chrono>
-#include <cstdio>
 
 namespace draftscope {
 
@@ -15,19 +14,20 @@ struct DraftGraph::Captured {
 
 DraftGraph::DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, LoopRevision revision)
     : drafter_(drafter), revision_(revision), B_(drafter.blockSize()), mode_(target.cudaGraphMode()) {
+    use_.staticEager = mode_ == CudaGraphMode::StaticEager;
     const auto& plan = target.placement().plan;
     const auto& dev = target.drafterDevice();
     if (mode_ == CudaGraphMode::Off) {
-        offReason_ = "turned off";
+        use_.offReason = "turned off";
     } else {
         auto why = mode_ == CudaGraphMode::StaticEager ? std::string() : compat::cudaGraphsUnsupportedReason(dev);
         if (why.empty()) why = drafter.staticShapeUnsupportedReason();
         if (why.empty() && (plan.embeddingDevice != plan.drafterDevice || plan.headDevice != plan.drafterDevice))
             why = "the drafter, the embeddings and the LM head are in different placement groups";
         if (why.empty() && B_ < 2) why = "a block of one token needs no drafter call";
-        offReason_ = why;
+        use_.offReason = why;
     }
-    if (offReason_.empty()) {
+    if (use_.offReason.empty()) {
         const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
         const auto width = static_cast<std::int64_t>(drafter.featureIndices().size()) * target.config().hiddenSize;
         featIn_ = at::zeros({B_, width}, at::TensorOptions().dtype(target.dtype()).device(dev));
@@ -43,8 +43,8 @@ DraftGraph::~DraftGraph() = default;
 at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache) {
     const auto C = features.size(0);
     const auto past = cache.length();
-    if (!offReason_.empty() || block.size(0) != B_ || C < 1 || C > B_ || cache.capacity() < past + C + B_) {
-        ++eagerCalls_;
+    if (!use_.offReason.empty() || block.size(0) != B_ || C < 1 || C > B_ || cache.capacity() < past + C + B_) {
+        ++use_.eager;
         return drafter_.draft(features, block, cache, revision_).logits;
     }
     pastIn_.fill_(past);
@@ -58,7 +58,7 @@ at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block
     at::Tensor out;
     if (mode_ == CudaGraphMode::StaticEager) {
         body(out);
-        ++staticCalls_;
+        ++use_.staticRuns;
     } else {
         auto& slot = graphs_[static_cast<std::size_t>(C - 1)];
         if (!slot || slot->storage != cache.storageId()) {
@@ -67,38 +67,23 @@ at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block
             try {
                 captured->graph.capture(feats.device(), [&] { body(captured->logits); });
             } catch (const compat::GraphCaptureError& e) {
-                offReason_ = e.what();
-                ++eagerCalls_;
+                use_.offReason = e.what();
+                ++use_.eager;
                 return drafter_.draft(features, block, cache, revision_).logits;
             }
             captured->storage = cache.storageId();
-            captureMs_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            ++captures_;
+            use_.captureMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ++use_.captures;
             slot = std::move(captured);
         }
         slot->graph.replay();
         out = slot->logits;
-        ++replays_;
+        ++use_.replays;
     }
     cache.advance(C);
     return out;
 }
 
-std::string DraftGraph::describe() const {
-    const int calls = replays_ + staticCalls_ + eagerCalls_;
-    char buf[200];
-    if (mode_ == CudaGraphMode::StaticEager && (staticCalls_ > 0 || offReason_.empty())) {
-        std::snprintf(buf, sizeof buf, "static shapes, not captured: %d of %d drafter calls", staticCalls_, calls);
-        return buf;
-    }
-    if (replays_ > 0 || offReason_.empty()) {
-        std::snprintf(buf, sizeof buf, "%d of %d drafter calls replayed, %d capture%s (%.1f ms)", replays_, calls,
-                      captures_, captures_ == 1 ? "" : "s", captureMs_);
-        return offReason_.empty() ? buf : std::string(buf) + "; then eager (" + offReason_ + ")";
-    }
-    return "drafter calls eager (" + offReason_ + ")";
-}
-
-const std::string& DraftGraph::offReason() const { return offReason_; }
+std::string DraftGraph::describe() const { return use_.describe("drafter calls"); }
 
 }  // namespace draftscope

@@ -4,6 +4,7 @@
 // the static-shape drafter call (DFlashDrafter::draftStatic) over the run's drafter cache.
 
 #include "core/torch_compat.h"
+#include "decoding/graph_use.h"
 #include "models/dflash_drafter.h"
 
 #include <memory>
@@ -31,11 +32,10 @@ public:
     /// logits live in the graph's memory and stay valid until the next call with the same C.
     at::Tensor draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache);
 
-    /// "254 of 255 drafter calls replayed, 2 captures (30.2 ms)",
-    /// "drafter calls eager (the device is the CPU)".
+    /// For logs: GraphUse::describe ("254 of 255 drafter calls replayed, 2 captures (30.2 ms)").
     std::string describe() const;
-    /// Why calls run eagerly ("" while graphs are in use).
-    const std::string& offReason() const;
+    /// How the calls ran so far (RunTiming::cudaGraphs through GraphUse::describeRun).
+    const GraphUse& use() const { return use_; }
 
 private:
     struct Captured;
@@ -43,11 +43,9 @@ private:
     LoopRevision revision_;
     std::int64_t B_;
     CudaGraphMode mode_;
-    std::string offReason_;
     std::vector<std::unique_ptr<Captured>> graphs_;  ///< index C - 1
     at::Tensor featIn_, blockIn_, pastIn_, offsets_;  ///< [B, K*H], [B], [1], 0..2B-1
-    int replays_ = 0, staticCalls_ = 0, eagerCalls_ = 0, captures_ = 0;
-    double captureMs_ = 0;
+    GraphUse use_;
 };
 
 }  // namespace draftscope

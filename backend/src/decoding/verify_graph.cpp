@@ -3,7 +3,6 @@
 #include "draftscope/errors.h"
 
 #include <chrono>
-#include <cstdio>
 
 namespace draftscope {
 
@@ -15,17 +14,18 @@ CudaGraphMode cudaGraphMode(const LoadOptions& options) {
 
 VerifyGraph::VerifyGraph(const TargetModel& target, std::int64_t rows, std::vector<std::int64_t> hiddenIndices)
     : target_(target), rows_(rows), hidden_(std::move(hiddenIndices)), mode_(target.cudaGraphMode()) {
+    use_.staticEager = mode_ == CudaGraphMode::StaticEager;
     const auto& dev = target.device();
     if (mode_ == CudaGraphMode::Off) {
-        offReason_ = "turned off";
+        use_.offReason = "turned off";
     } else {
         auto why = mode_ == CudaGraphMode::StaticEager ? std::string() : compat::cudaGraphsUnsupportedReason(dev);
         if (why.empty()) why = target.staticShapeUnsupportedReason();
         if (why.empty() && rows < 2) why = "a block of one token needs no verify graph";
         if (!why.empty() && mode_ == CudaGraphMode::On) throw Error("cuda-graphs on: impossible here: " + why);
-        offReason_ = why;
+        use_.offReason = why;
     }
-    if (offReason_.empty()) {
+    if (use_.offReason.empty()) {
         const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
         idsIn_ = at::zeros({rows_}, longOpts);
         pastIn_ = at::zeros({1}, longOpts);
@@ -44,8 +44,8 @@ TargetForwardResult VerifyGraph::runStatic(KVCache& cache) {
 TargetForwardResult VerifyGraph::forward(const at::Tensor& ids, KVCache& cache) {
     const auto T = ids.size(0);
     const auto past = cache.length();
-    if (!offReason_.empty() || T != rows_ || cache.capacity() < past + T) {
-        ++eagerSteps_;
+    if (!use_.offReason.empty() || T != rows_ || cache.capacity() < past + T) {
+        ++use_.eager;
         return target_.forward(ids, cache, {hidden_, 0, {}, {}, {}});
     }
     // Inputs: kernels queued before the replay on the same stream (no host synchronisation).
@@ -53,7 +53,7 @@ TargetForwardResult VerifyGraph::forward(const at::Tensor& ids, KVCache& cache) 
     idsIn_.copy_(ids);
     if (mode_ == CudaGraphMode::StaticEager) {
         outputs_ = runStatic(cache);
-        ++staticSteps_;
+        ++use_.staticRuns;
     } else {
         if (!graph_.captured() || capturedStorage_ != cache.storageId()) {
             const auto t0 = std::chrono::steady_clock::now();
@@ -61,33 +61,21 @@ TargetForwardResult VerifyGraph::forward(const at::Tensor& ids, KVCache& cache) 
                 graph_.capture(target_.device(), [&] { outputs_ = runStatic(cache); });
             } catch (const compat::GraphCaptureError& e) {
                 if (mode_ == CudaGraphMode::On) throw;
-                offReason_ = e.what();
-                ++eagerSteps_;
+                use_.offReason = e.what();
+                ++use_.eager;
                 return target_.forward(ids, cache, {hidden_, 0, {}, {}, {}});
             }
             capturedStorage_ = cache.storageId();
-            captureMs_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            use_.captureMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            ++use_.captures;
         }
         graph_.replay();
-        ++replays_;
+        ++use_.replays;
     }
     cache.advance(T);
     return outputs_;
 }
 
-std::string VerifyGraph::describe() const {
-    const int steps = replays_ + staticSteps_ + eagerSteps_;
-    char buf[160];
-    if (mode_ == CudaGraphMode::StaticEager && (staticSteps_ > 0 || offReason_.empty())) {
-        std::snprintf(buf, sizeof buf, "static shapes, not captured: %d of %d verify steps", staticSteps_, steps);
-        return buf;
-    }
-    if (replays_ > 0 || offReason_.empty()) {
-        std::snprintf(buf, sizeof buf, "on: %d of %d verify steps replayed (capture %.1f ms)", replays_, steps,
-                      captureMs_);
-        return offReason_.empty() ? buf : std::string(buf) + "; then off (" + offReason_ + ")";
-    }
-    return "off (" + offReason_ + ")";
-}
+std::string VerifyGraph::describe() const { return use_.describe("verify steps"); }
 
 }  // namespace draftscope

@@ -5,6 +5,7 @@
 // cache, with the cache length uploaded to the device before each replay.
 
 #include "core/torch_compat.h"
+#include "decoding/graph_use.h"
 #include "draftscope/engine.h"
 #include "models/target_model.h"
 
@@ -41,11 +42,10 @@ public:
     /// itself pass through.
     TargetForwardResult forward(const at::Tensor& ids, KVCache& cache);
 
-    /// For result files and logs: "on: 31 of 32 verify steps replayed (capture 52.1 ms)",
-    /// "static shapes, not captured: ...", "off (the device is the CPU)".
+    /// For logs: GraphUse::describe ("31 of 32 verify steps replayed, 1 capture (52.1 ms)").
     std::string describe() const;
-    /// Why steps run eagerly ("" while graphs are in use).
-    const std::string& offReason() const { return offReason_; }
+    /// How the steps ran so far (RunTiming::cudaGraphs through GraphUse::describeRun).
+    const GraphUse& use() const { return use_; }
 
 private:
     TargetForwardResult runStatic(KVCache& cache);
@@ -54,13 +54,11 @@ private:
     std::int64_t rows_;
     std::vector<std::int64_t> hidden_;
     CudaGraphMode mode_;
-    std::string offReason_;  ///< why steps run eagerly; empty while graphs are in use
     compat::DeviceGraph graph_;
     std::uint64_t capturedStorage_ = 0;      ///< KVCache::storageId() at capture
     at::Tensor idsIn_, pastIn_, offsets_;    ///< graph inputs: ids [rows], past [1], 0..rows-1
     TargetForwardResult outputs_;            ///< graph outputs (or the last eager static step's)
-    int replays_ = 0, staticSteps_ = 0, eagerSteps_ = 0;
-    double captureMs_ = 0;
+    GraphUse use_;
 };
 
 }  // namespace draftscope
