@@ -5,6 +5,7 @@
 #include "checkpoints/shard_index.h"
 #include "draftscope/errors.h"
 #include "draftscope/prompt_set.h"
+#include "draftscope/results_file.h"
 #include "draftscope/tokenizer.h"
 #include "io/torch_pickle.h"
 #include "test_support.h"
@@ -13,6 +14,8 @@
 #include <QtTest>
 
 #include <fstream>
+#include <functional>
+#include <map>
 
 using namespace draftscope;
 using testsupport::errorOf;
@@ -69,6 +72,49 @@ private slots:
         QCOMPARE(a->i, std::int64_t{7});
         const auto msg = errorOf([] { torchpickle::Archive::fromPickle(std::string("\x80\x02}", 3), "p.pkl"); });
         QVERIFY2(msg.contains("'p.pkl'") && msg.contains("without a STOP opcode"), qPrintable(msg));
+    }
+
+    // fuzz_results_file (long run): a mutated results file whose token ids became a float
+    // tensor reached nlohmann's float-to-integer cast (undefined behaviour out of range,
+    // UBSan). Integer fields now take only integers that fit, naming the field.
+    void resultsFileFloatInIntegerField() {
+        const auto path = testsupport::dataPath("fuzz/results-float-in-integer-field.safetensors");
+        const auto msg = errorOf([&] { readResultsFile(path); });
+        QVERIFY2(msg.contains("token_pieces.ids[") && msg.contains("expected an integer"), qPrintable(msg));
+    }
+
+    // fuzz_pt_pickle (long run): 92 bytes of DUP, TUPLE3 and APPEND make containers that
+    // contain themselves; the harness's walk of the tree they unfold into (depth-capped)
+    // ran for over 10 minutes. The unpickler builds the few containers at once and keeps
+    // the cycle; readers must not unfold it (draftscope's look a few levels deep by key;
+    // the harness now visits each container once).
+    void pickleCyclesStayFinite() {
+        const std::string pickle(
+            "\x80\x02\x28\x58\x0b\x00\x00\x00\x7d\x4b\x4b\x4b\x4b\x4b\x4b\x4b\x43\x4b\x4b\x4b\x4b\x4b\x4b"
+            "\x4b\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x32\x7d\x7d\x7d\x87"
+            "\x87\x87\x87\x87\x87\x32\x32\x5d\x5d\x5d\x5d\x32\x32\x32\x5d\x5d\x5d\x5d\x5d\x61\x61\x61\x61\x32"
+            "\x32\x32\x32\x32\x32\x61\x61\x32\x4b\x4b\x4b\x4a\x4b\x7d\x74\x2e\x7d\x7d\x2e\x61\x61",
+            92);
+        const auto ar = torchpickle::Archive::fromPickle(pickle, "p.pkl");
+        // Depth-first over distinct containers: 1 = on the current path, 2 = done.
+        std::map<const void*, int> state;
+        bool cycle = false;
+        std::function<void(const torchpickle::Value&)> visit = [&](const torchpickle::Value& v) {
+            if (!v.c) return;
+            auto& s = state[v.c];
+            if (s == 1) cycle = true;
+            if (s != 0) return;
+            s = 1;
+            for (const auto& item : v.c->items) visit(item);
+            for (const auto& [k, x] : v.c->entries) {
+                visit(k);
+                visit(x);
+            }
+            state[v.c] = 2;
+        };
+        visit(ar->root());
+        QVERIFY(cycle);
+        QVERIFY2(state.size() < 64, qPrintable(QString::number(state.size())));
     }
 };
 

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 namespace draftscope {
 
@@ -301,15 +303,55 @@ ResultsModel modelFromJson(const json& j, const std::string& where) {
 }
 
 template <class T>
+struct IsVector : std::false_type {};
+template <class U>
+struct IsVector<std::vector<U>> : std::true_type {};
+
+/// `v` as T. Integer fields (and arrays of them) take only JSON integers that fit T:
+/// nlohmann's get<T>() would cast a float to an integer (undefined behaviour out of range,
+/// found by fuzz_results_file) or narrow a wide integer silently. Throws Error naming
+/// `where` otherwise.
+template <class T>
+T strictGet(const json& v, const std::string& where) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        constexpr auto lo = std::numeric_limits<T>::min();
+        constexpr auto hi = std::numeric_limits<T>::max();
+        auto outOfRange = [&](const std::string& n) {
+            return Error(where + ": " + n + " is out of range (" + std::to_string(lo) + ".." + std::to_string(hi) + ")");
+        };
+        if (v.is_number_unsigned()) {
+            const auto u = v.get<std::uint64_t>();
+            if (!std::in_range<T>(u)) throw outOfRange(std::to_string(u));
+            return static_cast<T>(u);
+        }
+        if (v.is_number_integer()) {
+            const auto i = v.get<std::int64_t>();
+            if (!std::in_range<T>(i)) throw outOfRange(std::to_string(i));
+            return static_cast<T>(i);
+        }
+        throw Error(where + ": wrong type (" + v.type_name() + "), expected an integer");
+    } else if constexpr (IsVector<T>::value) {
+        if (!v.is_array()) throw Error(where + ": wrong type (" + v.type_name() + "), expected an array");
+        T out;
+        out.reserve(v.size());
+        for (std::size_t i = 0; i < v.size(); ++i)
+            out.push_back(strictGet<typename T::value_type>(v[i], where + "[" + std::to_string(i) + "]"));
+        return out;
+    } else {
+        try {
+            return v.get<T>();
+        } catch (const json::exception&) {
+            throw Error(where + ": wrong type (" + v.type_name() + ")");
+        }
+    }
+}
+
+template <class T>
 T field(const json& j, const std::string& key, const std::string& where) {
     if (!j.is_object()) throw Error(where + ": expected an object, found " + std::string(j.type_name()));
     const auto it = j.find(key);
     if (it == j.end()) throw Error(where + ": missing field '" + key + "'");
-    try {
-        return it->get<T>();
-    } catch (const json::exception&) {
-        throw Error(where + "." + key + ": wrong type (" + it->type_name() + ")");
-    }
+    return strictGet<T>(*it, where + "." + key);
 }
 
 EvalSettings settingsFromJson(const json& j, const std::string& w) {
@@ -489,7 +531,7 @@ ResultsFile readResultsFile(const std::string& path) {
                     "' has no \"format\": \"" + kResultsMetadataKey + "\"");
     if (!doc.contains("version") || !doc["version"].is_number_integer())
         throw Error(where + " is damaged: no integer format 'version'");
-    const int version = doc["version"].get<int>();
+    const int version = strictGet<int>(doc["version"], where + ": format 'version'");
     if (version > kResultsFormatVersion)
         throw Error(where + " was written by format version " + std::to_string(version) + ", this build reads " +
                     std::to_string(kResultsFormatVersion) + " (update draftscope)");
