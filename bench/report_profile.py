@@ -10,6 +10,8 @@ import sys
 
 KINDS = [  # first match wins
     ("attention (SDPA)", r"fmha|attention|flash|mem_eff|efficient"),
+    ("triangular solves (Gated DeltaNet chunk rule)", r"trsm|trsv|triangular"),
+    ("causal conv (Gated DeltaNet)", r"conv|cudnn|depthwise"),
     ("GEMM (linear layers, LM head)", r"gemm|cutlass|xmma|nvjet|cublas|gemv|splitK"),
     ("normalisation / reductions", r"reduce|norm|rms|softmax"),
     ("copies, cat, index", r"cat|copy|index|gather|scatter|fill"),

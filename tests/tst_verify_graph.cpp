@@ -2,7 +2,8 @@
 // decoding/verify_graph.h), on the CPU without capture: its forward against the dynamic one
 // (same logits and tapped features up to the rounding of attention over masked rows, same
 // argmax, same KV rows), whole DFlash runs with it (identical output ids and acceptance
-// lengths on every dense fixture, both loops, greedy and sampled), the recorded mode, and
+// lengths on every dense fixture and the hybrid one, both loops, greedy and sampled; on the
+// hybrid target the state commit against KVCache::crop), the recorded mode, and
 // the --cuda-graphs option (validated by name, "on" refused on the CPU). The drafter's
 // static-shape call (DraftGraph) runs in the same runs.
 
@@ -133,14 +134,88 @@ private slots:
         }
     }
 
+    // Hybrid target: the static step through VerifyGraph (the Gated DeltaNet states copied
+    // into fixed buffers, commit() rebuilding the state after the accepted tokens into them)
+    // leaves, bit for bit, the states that the same static forward followed by
+    // KVCache::crop() leaves, for every accepted length, and again on a second step that
+    // starts from the buffers; and close to the dynamic forward's (attention rounding only).
+    void hybridCommitMatchesCrop() {
+        c10::InferenceMode guard;
+        auto target = loadTarget(dataPath("models/qwen3_5-tiny-causallm"));
+        target->setCudaGraphMode(CudaGraphMode::StaticEager);
+        const auto ids = prompt();
+        const auto P = static_cast<std::int64_t>(ids.size());
+        const auto longs = at::TensorOptions().dtype(at::kLong);
+        const auto T = std::int64_t(4);
+        const auto block1 = at::tensor(std::vector<std::int64_t>{11, 400, 23, 5}, longs);
+        const auto block2 = at::tensor(std::vector<std::int64_t>{8, 31, 77, 2}, longs);
+        const auto L = static_cast<std::size_t>(target->config().numLayers);
+        auto prefilled = [&] {
+            KVCache c = target->makeCache();
+            c.reserve(P + 20);
+            target->forward(at::tensor(ids, longs), c, {{1}, P, {}, {}, {}});
+            return c;
+        };
+        // Reference: the static forward by hand, then crop().
+        auto reference = [&](KVCache& c, const at::Tensor& block, std::int64_t keep) {
+            TargetForwardRequest req{{1}, 0, at::arange(c.length(), c.length() + T, longs), {}, {}};
+            req.staticShapes = true;
+            const auto r = target->forward(block, c, req);
+            c.advance(T);
+            c.crop(keep);
+            return r;
+        };
+        int linear = 0;
+        for (std::int64_t n = 0; n <= T; ++n) {
+            KVCache a = prefilled(), b = prefilled(), dyn = prefilled();
+            VerifyGraph verifier(*target, T, {1});
+            const auto va = verifier.forward(block1, a);
+            const auto vb = reference(b, block1, P + n);
+            QVERIFY(at::equal(va.logits, vb.logits));
+            verifier.commit(a, P + n);
+            target->forward(block1, dyn, {{}, 0, {}, {}, {}});
+            dyn.crop(P + n);
+            for (std::size_t l = 0; l < L; ++l) {
+                const auto& sa = a.linearState(l);
+                if (!sa.conv.defined()) continue;
+                QVERIFY2(at::equal(sa.conv, b.linearState(l).conv) && at::equal(sa.recurrent, b.linearState(l).recurrent),
+                         qPrintable(QString("first commit: layer %1, n %2").arg(l).arg(n)));
+            }
+            // A second step from the state the commit left in the buffers.
+            const auto keep2 = P + n + 2;
+            const auto va2 = verifier.forward(block2, a);
+            const auto vb2 = reference(b, block2, keep2);
+            QVERIFY(at::equal(va2.logits, vb2.logits));
+            verifier.commit(a, keep2);
+            target->forward(block2, dyn, {{}, 0, {}, {}, {}});
+            dyn.crop(keep2);
+            QCOMPARE(a.length(), keep2);
+            linear = 0;
+            for (std::size_t l = 0; l < L; ++l) {
+                const auto& sa = a.linearState(l);
+                if (!sa.conv.defined()) continue;
+                ++linear;
+                const auto& sb = b.linearState(l);
+                QVERIFY2(at::equal(sa.conv, sb.conv) && at::equal(sa.recurrent, sb.recurrent),
+                         qPrintable(QString("layer %1, n %2").arg(l).arg(n)));
+                const auto& sd = dyn.linearState(l);
+                QVERIFY(relativeMaxError(floats(sa.recurrent), floats(sd.recurrent)) <= 1e-5);
+                QVERIFY(relativeMaxError(floats(sa.conv), floats(sd.conv)) <= 1e-5);
+            }
+            QVERIFY(verifier.describe().find("static shapes, not captured: 2 of 2 verify steps") != std::string::npos);
+        }
+        QVERIFY(linear > 0);
+    }
+
     // Whole runs: the static-shape verify (CudaGraphMode::StaticEager, what a graph replays)
-    // against the dynamic one, on every dense fixture, both loop revisions, greedy and
+    // against the dynamic one, on every dense fixture and the hybrid ones, both loop revisions, greedy and
     // sampled, with clipped last blocks (max_new 29 is not a multiple of the block): the
     // same output ids and acceptance lengths, and the mode recorded.
     void runsWithStaticShapesAreIdentical_data() {
         addDenseRows();
-        // The drafter's static call on targets whose verify stays eager, and the verify's on a
-        // drafter whose masked layout keeps its calls eager.
+        // The hybrid target (static verify with fixed Gated DeltaNet state buffers), the
+        // drafter's static call on a target whose verify stays eager (MoE), and the verify's
+        // on a drafter whose masked layout keeps its calls eager.
         QTest::newRow("hybrid-qwen3_5") << "qwen3_5-tiny-causallm" << "random";
         QTest::newRow("moe-qwen3_5") << "tiny-qwen3_5-moe" << "random";
         QTest::newRow("demo-swa-drafter") << "demo" << "drafter-swa";
@@ -200,7 +275,7 @@ private slots:
             const char* model;
             const char* why;
         };
-        for (const auto& c : {Case{"qwen3_5-tiny-causallm", "Gated DeltaNet"}, Case{"tiny-qwen3-moe", "MoE"}}) {
+        for (const auto& c : {Case{"tiny-qwen3-moe", "MoE"}, Case{"tiny-qwen3_5-moe", "MoE"}}) {
             auto target = loadTarget(dataPath(std::string("models/") + c.model));
             QVERIFY(QString::fromStdString(target->staticShapeUnsupportedReason()).contains(c.why));
             target->setCudaGraphMode(CudaGraphMode::StaticEager);

@@ -238,7 +238,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         start += n;
         // Hybrid targets: each Gated DeltaNet layer adopts its state after the n committed
         // tokens, rebuilt from the verify pass (docs/ENGINE.md, "Hybrid targets: state rollback").
-        targetCache.crop(start);
+        verifier.commit(targetCache, start);
         ctx = at::cat({ctx, at::cat(v.hidden, -1).narrow(0, 0, n)});
         anchor = s.bonusToken;
         r.acceptanceLengths.push_back(static_cast<int>(n));

@@ -2,8 +2,6 @@
 
 #include "draftscope/errors.h"
 
-#include <chrono>
-
 namespace draftscope {
 
 struct DraftGraph::Captured {
@@ -63,17 +61,11 @@ at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block
         auto& slot = graphs_[static_cast<std::size_t>(C - 1)];
         if (!slot || slot->storage != cache.storageId()) {
             auto captured = std::make_unique<Captured>();
-            const auto t0 = std::chrono::steady_clock::now();
-            try {
-                captured->graph.capture(feats.device(), [&] { body(captured->logits); });
-            } catch (const compat::GraphCaptureError& e) {
-                use_.offReason = e.what();
+            if (!captureStep(captured->graph, feats.device(), [&] { body(captured->logits); }, use_, false)) {
                 ++use_.eager;
                 return drafter_.draft(features, block, cache, revision_).logits;
             }
             captured->storage = cache.storageId();
-            use_.captureMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-            ++use_.captures;
             slot = std::move(captured);
         }
         slot->graph.replay();

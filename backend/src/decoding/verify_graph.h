@@ -2,13 +2,16 @@
 // The DFlash verify step (the target's forward over [anchor | drafts]) as a captured CUDA
 // graph (docs/ENGINE.md, "CUDA graphs"; issue 16). One graph per run and block size: the
 // static-shape forward (TargetForwardRequest::staticShapes) over the run's reserved KV
-// cache, with the cache length uploaded to the device before each replay.
+// cache, with the cache length uploaded to the device before each replay. On hybrid
+// targets the Gated DeltaNet states live in fixed buffers, and adopting the state after the
+// accepted tokens (commit()) is one more graph per accepted length.
 
 #include "core/torch_compat.h"
 #include "decoding/graph_use.h"
 #include "draftscope/engine.h"
 #include "models/target_model.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,10 +21,20 @@ namespace draftscope {
 /// validate(LoadOptions), so anything else reads as Auto).
 CudaGraphMode cudaGraphMode(const LoadOptions& options);
 
+/// Why verify steps on `target` cannot be captured: the device's reason
+/// (compat::cudaGraphsUnsupportedReason) first, then the target's
+/// (TargetModel::staticShapeUnsupportedReason); "" where they can. What `--cuda-graphs on`
+/// is refused with at load.
+std::string verifyGraphUnsupportedReason(const TargetModel& target);
+
 /// Runs verify steps of `rows` tokens for one DFlash run. Where the target's
-/// CudaGraphMode and the target allow (staticShapeUnsupportedReason(), a CUDA device with
-/// graph support), the first full step captures the static-shape forward and later ones
-/// replay it; other steps (a clipped last block, a cache without room) run target.forward.
+/// CudaGraphMode and verifyGraphUnsupportedReason() allow, the first full step captures the
+/// static-shape forward and later ones replay it; other steps (a clipped last block, a cache
+/// without room) run target.forward.
+/// Hybrid targets: before a static step each Gated DeltaNet layer's state is copied into a
+/// fixed buffer where it is not already there (after the prefill or an eager step); after
+/// it, commit() rebuilds the state after the accepted tokens from the step's trace
+/// (blockPrefixState) into those buffers, itself as a graph per accepted length.
 /// Exactness: a replay computes what the static-shape forward computes eagerly; that
 /// differs from the dynamic forward only in the rounding of attention over masked rows
 /// (tests/tst_verify_graph compares output ids and acceptance lengths).
@@ -42,13 +55,25 @@ public:
     /// itself pass through.
     TargetForwardResult forward(const at::Tensor& ids, KVCache& cache);
 
+    /// Keeps the first `length` rows of `cache` after a forward(): what cache.crop(length)
+    /// does (the same states), through the fixed state buffers and a graph per accepted
+    /// length after a static step on a hybrid target. A failed commit capture never throws:
+    /// commits then run eagerly (describe() says why). Throws Error as crop() does.
+    /// While a VerifyGraph works on a hybrid cache, the cache's linear-attention states are
+    /// its buffers or its graphs' outputs, rewritten by later steps: a KVCache::snapshot()
+    /// taken then is not independent (the DFlash loop takes none).
+    void commit(KVCache& cache, std::int64_t length);
+
     /// For logs: GraphUse::describe ("31 of 32 verify steps replayed, 1 capture (52.1 ms)").
+    /// On hybrid targets the captures include one per accepted length (commit()).
     std::string describe() const;
     /// How the steps ran so far (RunTiming::cudaGraphs through GraphUse::describeRun).
     const GraphUse& use() const { return use_; }
 
 private:
     TargetForwardResult runStatic(KVCache& cache);
+    void loadStateBuffers(KVCache& cache);
+    void adoptPrefix(std::int64_t n);
 
     const TargetModel& target_;
     std::int64_t rows_;
@@ -59,6 +84,14 @@ private:
     at::Tensor idsIn_, pastIn_, offsets_;    ///< graph inputs: ids [rows], past [1], 0..rows-1
     TargetForwardResult outputs_;            ///< graph outputs (or the last eager static step's)
     GraphUse use_;
+
+    // Hybrid targets.
+    std::vector<std::size_t> linearLayers_;          ///< layers with Gated DeltaNet state
+    std::vector<LinearAttentionState> stateBuffers_;  ///< per linear layer: the step's input state
+    std::vector<LinearAttentionState> stateOut_;      ///< per linear layer: the static step's result and trace
+    std::int64_t stepPast_ = -1;  ///< cache length before the last static step; -1 after an eager one
+    std::vector<std::unique_ptr<compat::DeviceGraph>> commitGraphs_;  ///< index n = accepted length
+    std::string commitEagerReason_;  ///< why commits run eagerly after a failed capture; "" otherwise
 };
 
 }  // namespace draftscope

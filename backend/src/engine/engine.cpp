@@ -99,8 +99,7 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         auto target = std::make_unique<TargetModel>(config, weights, dtype, std::move(placement));
         target->setCudaGraphMode(cudaGraphMode(options));
         if (options.cudaGraphs == "on") {
-            auto why = compat::cudaGraphsUnsupportedReason(target->device());  // as VerifyGraph orders them
-            if (why.empty()) why = target->staticShapeUnsupportedReason();
+            const auto why = verifyGraphUnsupportedReason(*target);
             if (!why.empty())
                 throw InvalidSetting("cuda-graphs", "auto or off here (CUDA graphs are impossible: " + why + ")", "'on'");
         }

@@ -43,7 +43,7 @@ GatedAttention GatedAttention::load(const LoadTarget& lt, const std::string& p, 
 
 at::Tensor GatedAttention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                                    KVCache& cache, std::size_t layer,
-                                   const std::optional<at::Tensor>& visible) const {
+                                   const std::optional<at::Tensor>& visible, const at::Tensor& staticRows) const {
     const auto T = x.size(0);
     // HF: q_proj(x).view(T, heads, 2D) chunked into query and gate along the last dim.
     const auto qg = q_(x).view({T, hq_, 2 * d_});
@@ -54,7 +54,7 @@ at::Tensor GatedAttention::forward(const at::Tensor& x, const at::Tensor& cos, c
     const auto v = v_(x).view({T, hkv_, d_}).transpose(0, 1);
     q = RotaryEmbedding::apply(q, cos, sin);
     k = RotaryEmbedding::apply(k, cos, sin);
-    const auto [K, V] = cache.append(layer, k, v);
+    const auto [K, V] = staticRows.defined() ? cache.writeRows(layer, k, v, staticRows) : cache.append(layer, k, v);
     const auto attn = compat::attention(q, K, V, visible, 1.0 / std::sqrt(static_cast<double>(d_)));
     return o_(attn.transpose(0, 1).reshape({T, hq_ * d_}) * at::sigmoid(gate));
 }

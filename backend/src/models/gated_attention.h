@@ -28,9 +28,12 @@ public:
     /// Mixes x ([T, H], already input-normed, compute dtype): rotates q and k with cos/sin
     /// ([T, rotary dims]), appends k/v to `cache` layer `layer` (the caller advances the
     /// cache), attends with `visible` (bool [T, cache + T], absent = all visible) and
-    /// returns [T, H].
+    /// returns [T, H]. With `staticRows` (int64 [T] on the device: the static-shape verify
+    /// step, TargetForwardRequest::staticShapes) k/v go to those rows of the cache's storage
+    /// (KVCache::writeRows) and `visible` spans its whole capacity ([T, capacity]).
     at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, KVCache& cache,
-                       std::size_t layer, const std::optional<at::Tensor>& visible) const;
+                       std::size_t layer, const std::optional<at::Tensor>& visible,
+                       const at::Tensor& staticRows = {}) const;
 
 private:
     Linear q_, k_, v_, o_;

@@ -177,7 +177,6 @@ std::int64_t KVCache::capacity() const {
     return 0;
 }
 
-
 void KVCache::crop(std::int64_t length) {
     if (length > length_ || length < 0)
         throw Error("cannot crop a KV cache of " + std::to_string(length_) + " rows to " + std::to_string(length));

@@ -78,7 +78,9 @@ private:
 /// State of one Gated DeltaNet (linear_attention) layer after the committed tokens, as HF
 /// `LinearAttentionLayer` keeps it. Both tensors are undefined before the layer's first
 /// forward ("no previous state"). The layer replaces the tensors after each forward and
-/// never writes into them, so copies of this struct are cheap, independent snapshots.
+/// never writes into them, so copies of this struct are cheap, independent snapshots;
+/// except while a VerifyGraph (decoding/verify_graph.h) runs steps on the cache, whose fixed
+/// state buffers and graph outputs are rewritten in place by later steps.
 struct LinearAttentionState {
     at::Tensor conv;       ///< [conv_dim, kernel]: the last `kernel` conv inputs, compute dtype
     at::Tensor recurrent;  ///< [value heads, key head dim, value head dim], float32

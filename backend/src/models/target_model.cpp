@@ -182,8 +182,6 @@ at::Tensor TargetModel::drafterLogits(const at::Tensor& drafterHidden) const {
 }
 
 std::string TargetModel::staticShapeUnsupportedReason() const {
-    if (isQwen3_5(config_) || config_.isHybrid())
-        return "the hybrid target's Gated DeltaNet states are not kept in static buffers yet";
     if (config_.moe.enabled()) return "the MoE target routes tokens to experts on the host";
     if (placement_.devices.size() > 1)
         return "the target spans " + std::to_string(placement_.devices.size()) + " placement groups";
@@ -273,7 +271,8 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             else if (layer.deltaNet)
                 mixed = layer.deltaNet->forward(xn, cache.linearState(li));
             else
-                mixed = layer.gatedAttention->forward(xn, cos, sin, cache, li, visible);
+                mixed = layer.gatedAttention->forward(xn, cos, sin, cache, li, visible,
+                                                      req.staticShapes ? positions : at::Tensor());
             x = x + mixed;
             x = x + mlp(layer, layer.postNorm(x));
             if (l + 1 < L) keep(l + 1, x);

@@ -43,7 +43,10 @@ struct TargetForwardRequest {
     /// (required, on the embeddings' device) are also the KV rows written
     /// (KVCache::writeRows); attention spans the cache's whole capacity under a causal mask
     /// computed on the device from `positions`; the cache is not advanced (the caller does).
-    /// Only where staticShapeUnsupportedReason() is empty; throws Error otherwise.
+    /// Gated DeltaNet layers (hybrid targets) run as in the dynamic forward: they only read
+    /// the cache's linear-attention states and replace them, so a captured graph can feed
+    /// them from fixed buffers (VerifyGraph). Only where staticShapeUnsupportedReason() is
+    /// empty; throws Error otherwise.
     bool staticShapes = false;
 };
 
@@ -113,8 +116,8 @@ public:
     /// [T, V] on device().
     at::Tensor drafterLogits(const at::Tensor& drafterHidden) const;
     KVCache makeCache() const { return KVCache(config_.numLayers); }
-    /// Why forward() cannot take TargetForwardRequest::staticShapes on this target (hybrid
-    /// layers, MoE routing on the host, several placement groups), or "" where it can.
+    /// Why forward() cannot take TargetForwardRequest::staticShapes on this target (MoE
+    /// routing on the host, several placement groups), or "" where it can.
     std::string staticShapeUnsupportedReason() const;
     CudaGraphMode cudaGraphMode() const { return graphMode_; }
     /// Set by the engine at load (LoadOptions::cudaGraphs).
