@@ -293,6 +293,38 @@ private slots:
         }
     }
 
+    // How a run's steps used graphs, as results files record it (GraphUse::describe/describeRun).
+    void graphUseDescriptions() {
+        GraphUse v;
+        v.replays = 241;
+        v.eager = 14;
+        v.captures = 2;
+        v.captureMs = 169.74;
+        GraphUse d;
+        d.replays = 240;
+        d.eager = 15;
+        d.captures = 1;
+        d.captureMs = 8.6;
+        QCOMPARE(GraphUse::describeRun(v, d), std::string("241 of 255 verify steps replayed, 2 captures (169.7 ms); "
+                                                          "240 of 255 drafter calls replayed, 1 capture (8.6 ms)"));
+        v.note = "state commits eager (out of memory)";
+        QCOMPARE(v.describe("verify steps"),
+                 std::string("241 of 255 verify steps replayed, 2 captures (169.7 ms), state commits eager (out of memory)"));
+        v.note.clear();
+        v.offReason = "capture failed";
+        QCOMPARE(v.describe("verify steps"),
+                 std::string("241 of 255 verify steps replayed, 2 captures (169.7 ms); then eager (capture failed)"));
+        GraphUse off, offD;
+        off.eager = offD.eager = 3;
+        off.offReason = offD.offReason = "the device is the CPU";
+        QCOMPARE(GraphUse::describeRun(off, offD), std::string("off (the device is the CPU)"));
+        GraphUse st;
+        st.staticEager = true;
+        st.staticRuns = 8;
+        st.eager = 1;
+        QCOMPARE(st.describe("verify steps"), std::string("static shapes, not captured: 8 of 9 verify steps"));
+    }
+
     // --cuda-graphs: spelled wrong is refused by name; "on" is refused at load on the CPU;
     // the recorded mode round-trips through the results file.
     void optionIsValidatedByName() {
