@@ -339,15 +339,7 @@ AnalysisController::AnalysisController(QObject* parent) : QObject(parent) {
 }
 
 AnalysisController::~AnalysisController() {
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        pendingLoad_.reset();
-        pendingAnalysis_.reset();
-        pendingAttention_.reset();
-        pendingDiagnose_.reset();
-        pendingTargetLoads_.reset();
-    }
-    cancel_.store(true);
+    cancel();
     thread_->quit();
     thread_->wait();
 }
