@@ -40,12 +40,24 @@ VerifyGraph::VerifyGraph(const TargetModel& target, std::int64_t rows, std::vect
 
 VerifyGraph::~VerifyGraph() = default;
 
-TargetForwardResult VerifyGraph::runStatic(KVCache& cache) {
-    // Every run of the body (eager, warm-up, capture) starts from the fixed buffers.
+namespace {
+/// Copies `src`'s conv and recurrent state into `dst`'s tensors unless they are the same.
+void copyState(LinearAttentionState& dst, const LinearAttentionState& src) {
+    if (!src.conv.is_same(dst.conv)) dst.conv.copy_(src.conv);
+    if (!src.recurrent.is_same(dst.recurrent)) dst.recurrent.copy_(src.recurrent);
+}
+}  // namespace
+
+void VerifyGraph::pointCacheAtBuffers(KVCache& cache) const {
     for (std::size_t i = 0; i < linearLayers_.size(); ++i) {
         const auto& b = stateBuffers_[i];
         cache.linearState(linearLayers_[i]) = {b.conv, b.recurrent, nullptr};
     }
+}
+
+TargetForwardResult VerifyGraph::runStatic(KVCache& cache) {
+    // Every run of the body (eager, warm-up, capture) starts from the fixed buffers.
+    pointCacheAtBuffers(cache);
     TargetForwardRequest req{hidden_, 0, pastIn_ + offsets_, {}, {}};
     req.staticShapes = true;
     auto out = target_.forward(idsIn_, cache, req);
@@ -67,9 +79,7 @@ void VerifyGraph::loadStateBuffers(KVCache& cache) {
         const auto& s = cache.linearState(linearLayers_[i]);
         if (!s.conv.defined() || !s.recurrent.defined())
             throw Error("verify step: Gated DeltaNet layer " + std::to_string(linearLayers_[i]) + " has no state");
-        auto& b = stateBuffers_[i];
-        if (!s.conv.is_same(b.conv)) b.conv.copy_(s.conv);
-        if (!s.recurrent.is_same(b.recurrent)) b.recurrent.copy_(s.recurrent);
+        copyState(stateBuffers_[i], s);
     }
 }
 
@@ -92,22 +102,16 @@ TargetForwardResult VerifyGraph::forward(const at::Tensor& ids, KVCache& cache) 
         if (!graph_.captured() || capturedStorage_ != cache.storageId()) {
             for (auto& g : commitGraphs_) g.reset();  // they read the old capture's trace
             // Whatever the capture leaves in the cache's states, the step starts from the buffers.
-            auto stateBefore = [&] {
-                for (std::size_t i = 0; i < linearLayers_.size(); ++i) {
-                    const auto& b = stateBuffers_[i];
-                    cache.linearState(linearLayers_[i]) = {b.conv, b.recurrent, nullptr};
-                }
-            };
             bool captured = false;
             try {
                 captured = captureStep(graph_, target_.device(), [&] { outputs_ = runStatic(cache); }, use_,
                                        mode_ == CudaGraphMode::On);
             } catch (...) {
-                stateBefore();
+                pointCacheAtBuffers(cache);
                 throw;
             }
             if (!captured) {
-                stateBefore();
+                pointCacheAtBuffers(cache);
                 ++use_.eager;
                 return target_.forward(ids, cache, {hidden_, 0, {}, {}, {}});
             }
@@ -126,9 +130,7 @@ void VerifyGraph::adoptPrefix(std::int64_t n) {  // 1 <= n <= rows_
     for (std::size_t i = 0; i < linearLayers_.size(); ++i) {
         // The whole block: the forward's own final state, as crop() keeps it. Otherwise the
         // state before the step is read from the buffers, each layer's before its write.
-        const auto s = n == rows_ ? stateOut_[i] : blockPrefixState(*stateOut_[i].block, n);
-        stateBuffers_[i].conv.copy_(s.conv);
-        stateBuffers_[i].recurrent.copy_(s.recurrent);
+        copyState(stateBuffers_[i], n == rows_ ? stateOut_[i] : blockPrefixState(*stateOut_[i].block, n));
     }
 }
 
@@ -142,7 +144,7 @@ void VerifyGraph::commit(KVCache& cache, std::int64_t length) {
     stepPast_ = -1;
     if (n == 0) {
         // The state before the step: still in the buffers.
-    } else if (mode_ == CudaGraphMode::StaticEager || !commitEagerReason_.empty()) {
+    } else if (mode_ == CudaGraphMode::StaticEager || commitsEager_) {
         adoptPrefix(n);
     } else {
         auto& g = commitGraphs_[static_cast<std::size_t>(n)];
@@ -152,10 +154,7 @@ void VerifyGraph::commit(KVCache& cache, std::int64_t length) {
             std::vector<LinearAttentionState> before;
             for (const auto& b : stateBuffers_) before.push_back({b.conv.clone(), b.recurrent.clone(), nullptr});
             auto undo = [&] {
-                for (std::size_t i = 0; i < before.size(); ++i) {
-                    stateBuffers_[i].conv.copy_(before[i].conv);
-                    stateBuffers_[i].recurrent.copy_(before[i].recurrent);
-                }
+                for (std::size_t i = 0; i < before.size(); ++i) copyState(stateBuffers_[i], before[i]);
             };
             // A failed capture leaves the verify graph in use: this and later commits run the
             // same body eagerly, and the run's description says why.
@@ -172,8 +171,8 @@ void VerifyGraph::commit(KVCache& cache, std::int64_t length) {
             use_.captures += commitUse.captures;
             use_.captureMs += commitUse.captureMs;
             if (!g) {
-                commitEagerReason_ = commitUse.offReason;
-                use_.note = "state commits eager (" + commitEagerReason_ + ")";
+                commitsEager_ = true;
+                use_.note = "state commits eager (" + commitUse.offReason + ")";
                 adoptPrefix(n);
             }
         }
@@ -181,11 +180,8 @@ void VerifyGraph::commit(KVCache& cache, std::int64_t length) {
     }
     auto snap = cache.snapshot();
     snap.length = length;
-    for (std::size_t i = 0; i < linearLayers_.size(); ++i) {
-        const auto& b = stateBuffers_[i];
-        snap.linear[linearLayers_[i]] = {b.conv, b.recurrent, nullptr};
-    }
     cache.restore(snap);
+    pointCacheAtBuffers(cache);
 }
 
 std::string VerifyGraph::describe() const { return use_.describe("verify steps"); }

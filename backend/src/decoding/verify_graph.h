@@ -74,6 +74,8 @@ private:
     TargetForwardResult runStatic(KVCache& cache);
     void loadStateBuffers(KVCache& cache);
     void adoptPrefix(std::int64_t n);
+    /// Points the cache's Gated DeltaNet states at the fixed buffers.
+    void pointCacheAtBuffers(KVCache& cache) const;
 
     const TargetModel& target_;
     std::int64_t rows_;
@@ -91,7 +93,7 @@ private:
     std::vector<LinearAttentionState> stateOut_;      ///< per linear layer: the static step's result and trace
     std::int64_t stepPast_ = -1;  ///< cache length before the last static step; -1 after an eager one
     std::vector<std::unique_ptr<compat::DeviceGraph>> commitGraphs_;  ///< index n = accepted length
-    std::string commitEagerReason_;  ///< why commits run eagerly after a failed capture; "" otherwise
+    bool commitsEager_ = false;  ///< a commit capture failed: commits run eagerly (use_.note says why)
 };
 
 }  // namespace draftscope
