@@ -16,9 +16,12 @@ lib="$deps/usr/lib/x86_64-linux-gnu"
 export LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}"
 export PKG_CONFIG_SYSROOT_DIR="$deps"
 export PKG_CONFIG_LIBDIR="$lib/pkgconfig:$deps/usr/share/pkgconfig"
+# The fused CUDA kernels (backend/src/kernels) are on by default here; pass
+# -DDRAFTSCOPE_CUDA_KERNELS=OFF to build without them.
+export CUDACXX="${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}"
 torch_prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 export TORCH_CUDA_ARCH_LIST="9.0"
-cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DDRAFTSCOPE_BUILD_GUI=OFF -DDRAFTSCOPE_BUILD_TESTS=OFF "$@" \
+cmake -S . -B build-cuda -DCMAKE_BUILD_TYPE=Release -DDRAFTSCOPE_BUILD_GUI=OFF -DDRAFTSCOPE_BUILD_TESTS=OFF -DDRAFTSCOPE_CUDA_KERNELS=ON "$@" \
   -DPKG_CONFIG_EXECUTABLE="$deps/usr/bin/pkgconf" -DCMAKE_PREFIX_PATH="$torch_prefix;$deps/usr" >build-cuda.log 2>&1 \
   || { tail -40 build-cuda.log; exit 1; }
 cmake --build build-cuda -j"$(nproc)" ${DRAFTSCOPE_BUILD_TARGET:+--target "$DRAFTSCOPE_BUILD_TARGET"} >>build-cuda.log 2>&1 || { grep -B2 -A12 -m3 "error" build-cuda.log; exit 1; }

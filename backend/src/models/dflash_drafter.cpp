@@ -221,12 +221,10 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const auto& layer = layers_[l];
         const auto xn = layer.inputNorm(x);
-        auto q = layer.qNorm(layer.q(xn).view({B, Hq, D})).transpose(0, 1);
+        const auto q = layer.qNorm.normRotary(layer.q(xn).view({B, Hq, D}), qCos, qSin);
         const auto kvIn = at::cat({ctx, xn}, 0);  // [C + B, H]
-        auto k = layer.kNorm(layer.k(kvIn).view({C + B, Hkv, D})).transpose(0, 1);
-        auto v = layer.v(kvIn).view({C + B, Hkv, D}).transpose(0, 1);
-        q = RotaryEmbedding::apply(q, qCos, qSin);
-        k = RotaryEmbedding::apply(k, cos, sin);
+        const auto k = layer.kNorm.normRotary(layer.k(kvIn).view({C + B, Hkv, D}), cos, sin);
+        const auto v = layer.v(kvIn).view({C + B, Hkv, D}).transpose(0, 1);
         const auto [K, V] = staticPositions ? cache.writeRows(l, k, v, positions) : cache.append(l, k, v);
         const auto mask = staticPositions ? staticMask : maskOf(layout ? (*layout)[l] : layerAttention(l));
         at::Tensor attn;
@@ -237,8 +235,8 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
         } else {
             attn = compat::attention(q, K, V, mask, scale);
         }
-        x = x + layer.o(attn.transpose(0, 1).reshape({B, Hq * D}));
-        x = x + layer.mlp(layer.postNorm(x));
+        const auto [h, hn] = layer.postNorm.addNorm(x, layer.o(attn.transpose(0, 1).reshape({B, Hq * D})));
+        x = h + layer.mlp(hn);
     }
     if (!staticPositions) cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);

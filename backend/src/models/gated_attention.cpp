@@ -2,6 +2,7 @@
 
 #include "checkpoints/weight_loader.h"
 #include "core/torch_compat.h"
+#include "kernels/fused_ops.h"
 
 #include <cmath>
 
@@ -47,16 +48,18 @@ at::Tensor GatedAttention::forward(const at::Tensor& x, const at::Tensor& cos, c
     const auto T = x.size(0);
     // HF: q_proj(x).view(T, heads, 2D) chunked into query and gate along the last dim.
     const auto qg = q_(x).view({T, hq_, 2 * d_});
-    auto q = qg.narrow(-1, 0, d_);
-    const auto gate = qg.narrow(-1, d_, d_).reshape({T, hq_ * d_});
-    q = qNorm_(q).transpose(0, 1);                                 // [Hq, T, D]
-    auto k = kNorm_(k_(x).view({T, hkv_, d_})).transpose(0, 1);  // [Hkv, T, D]
+    const auto q = qNorm_.normRotary(qg.narrow(-1, 0, d_), cos, sin);             // [Hq, T, D]
+    const auto k = kNorm_.normRotary(k_(x).view({T, hkv_, d_}), cos, sin);        // [Hkv, T, D]
     const auto v = v_(x).view({T, hkv_, d_}).transpose(0, 1);
-    q = RotaryEmbedding::apply(q, cos, sin);
-    k = RotaryEmbedding::apply(k, cos, sin);
     const auto [K, V] = staticRows.defined() ? cache.writeRows(layer, k, v, staticRows) : cache.append(layer, k, v);
     const auto attn = compat::attention(q, K, V, visible, 1.0 / std::sqrt(static_cast<double>(d_)));
-    return o_(attn.transpose(0, 1).reshape({T, hq_ * d_}) * at::sigmoid(gate));
+    return o_(gatedHeads(attn, qg.narrow(-1, d_, d_)));
+}
+
+at::Tensor GatedAttention::gatedHeads(const at::Tensor& attn, const at::Tensor& gate) {
+    if (auto fused = kernels::sigmoidGate(attn, gate)) return *fused;
+    const auto T = attn.size(1), width = attn.size(0) * attn.size(2);
+    return attn.transpose(0, 1).reshape({T, width}) * at::sigmoid(gate.reshape({T, width}));
 }
 
 }  // namespace draftscope

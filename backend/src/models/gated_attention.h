@@ -35,6 +35,11 @@ public:
                        std::size_t layer, const std::optional<at::Tensor>& visible,
                        const at::Tensor& staticRows = {}) const;
 
+    /// The gated output before o_proj: attn [H, T, D] * sigmoid(gate [T, H, D]) as [T, H*D]
+    /// (HF: attn_output * torch.sigmoid(gate), the sigmoid and the product rounded to the
+    /// compute dtype). One fused CUDA kernel where kernels::sigmoidGate allows.
+    static at::Tensor gatedHeads(const at::Tensor& attn, const at::Tensor& gate);
+
 private:
     Linear q_, k_, v_, o_;
     RmsNorm qNorm_, kNorm_;

@@ -2,6 +2,7 @@
 
 #include "checkpoints/weight_loader.h"
 #include "draftscope/errors.h"
+#include "kernels/fused_ops.h"
 
 #include <algorithm>
 #include <cmath>
@@ -55,7 +56,14 @@ at::Tensor nextChunkState(const at::Tensor& state, const ChunkEndDecay& d, std::
 
 }  // namespace
 
+std::pair<at::Tensor, at::Tensor> deltaNetGates(const at::Tensor& a, const at::Tensor& b, const at::Tensor& aLog,
+                                                const at::Tensor& dtBias) {
+    if (auto fused = kernels::deltaNetGates(a, b, aLog, dtBias)) return *fused;
+    return {-aLog.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias), at::sigmoid(b)};
+}
+
 at::Tensor GatedRmsNorm::operator()(const at::Tensor& x, const at::Tensor& gate) const {
+    if (auto fused = kernels::gatedRmsNorm(x, gate, weight, eps)) return *fused;
     const auto dtype = x.scalar_type();
     const auto xf = x.to(at::kFloat);
     const auto var = xf.pow(2).mean(-1, /*keepdim=*/true);
@@ -288,9 +296,7 @@ at::Tensor GatedDeltaNet::forward(const at::Tensor& x, LinearAttentionState& sta
     const auto q = qkv.narrow(1, 0, keyDim).reshape({T, hk_, dk_});
     const auto k = qkv.narrow(1, keyDim, keyDim).reshape({T, hk_, dk_});
     const auto v = qkv.narrow(1, 2 * keyDim, valueDim).reshape({T, hv_, dv_});
-    const auto beta = at::sigmoid(b);
-    // HF: g = -A_log.float().exp() * softplus(a.float() + dt_bias)
-    const auto g = -aLog_.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias_);
+    const auto [g, beta] = deltaNetGates(a, b, aLog_, dtBias_);
 
     // On a cache, keep what rebuilds the state after any prefix of these tokens (KVCache::crop).
     std::shared_ptr<DeltaNetBlockTrace> block;
@@ -365,8 +371,7 @@ at::Tensor GatedDeltaNet::forwardTree(const at::Tensor& x, const std::vector<int
     const auto q = conv.narrow(1, 0, keyDim).reshape({N, hk_, dk_});
     const auto k = conv.narrow(1, keyDim, keyDim).reshape({N, hk_, dk_});
     const auto v = conv.narrow(1, 2 * keyDim, valueDim).reshape({N, hv_, dv_});
-    const auto beta = at::sigmoid(b);
-    const auto g = -aLog_.to(at::kFloat).exp() * at::softplus(a.to(at::kFloat) + dtBias_);
+    const auto [g, beta] = deltaNetGates(a, b, aLog_, dtBias_);
 
     // Recurrent rule depth by depth: the n rows of one depth are one token whose heads are
     // the n rows' heads, each starting from its parent's state.

@@ -17,12 +17,20 @@ namespace draftscope {
 
 struct TensorSpec;
 
+/// The Gated DeltaNet gates from a, b ([T, Hv], the in_proj_a/in_proj_b outputs) and the
+/// layer's A_log, dt_bias ([Hv]): HF g = -A_log.float().exp() * softplus(a.float() + dt_bias)
+/// (float32 [T, Hv]) and beta = b.sigmoid() (b's dtype). One fused CUDA kernel where
+/// kernels::deltaNetGates allows.
+std::pair<at::Tensor, at::Tensor> deltaNetGates(const at::Tensor& a, const at::Tensor& b, const at::Tensor& aLog,
+                                                const at::Tensor& dtBias);
+
 /// Gated RMSNorm of the DeltaNet output (HF Qwen3_5RMSNormGated, plain w, not 1 + w):
 /// y = (w * norm(x).to(dtype) * silu(gate.float())).to(dtype), norm in float32.
 struct GatedRmsNorm {
     at::Tensor weight;  ///< [value head dim]
     double eps = 1e-6;
-    /// x, gate: [N, value head dim] in the compute dtype; returns x's shape and dtype.
+    /// x, gate: [N, value head dim] in the compute dtype; returns x's shape and dtype. One
+    /// fused CUDA kernel where kernels::gatedRmsNorm allows.
     at::Tensor operator()(const at::Tensor& x, const at::Tensor& gate) const;
 };
 

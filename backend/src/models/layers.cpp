@@ -3,6 +3,7 @@
 #include "checkpoints/weight_loader.h"
 #include "core/torch_compat.h"
 #include "draftscope/errors.h"
+#include "kernels/fused_ops.h"
 #include "models/gated_deltanet.h"
 
 #include <atomic>
@@ -13,6 +14,7 @@ namespace draftscope {
 at::Tensor LoadTarget::get(const std::string& name) const { return weights.load(name, dtype, device); }
 
 at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+    if (auto fused = kernels::rmsNorm(x, weight, eps, zeroCentered)) return *fused;
     if (!zeroCentered)
         if (auto fused = compat::fusedRmsNorm(x, weight, eps)) return *fused;
     const auto xf = x.to(at::kFloat);
@@ -20,6 +22,18 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
     if (zeroCentered)  // HF Qwen3_5RMSNorm: (x * (1 + w.float())).type_as(x)
         return (xf * at::rsqrt(var + eps) * (1.0 + weight.to(at::kFloat))).to(x.scalar_type());
     return weight * (xf * at::rsqrt(var + eps)).to(x.scalar_type());
+}
+
+at::Tensor RmsNorm::normRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
+    if (auto fused = kernels::rmsNormRotary(x, weight, eps, zeroCentered, cos, sin)) return *fused;
+    return RotaryEmbedding::apply((*this)(x).transpose(0, 1), cos, sin);
+}
+
+std::pair<at::Tensor, at::Tensor> RmsNorm::addNorm(const at::Tensor& x, const at::Tensor& delta) const {
+    if (auto fused = kernels::addRmsNorm(x, delta, weight, eps, zeroCentered)) return *fused;
+    auto sum = x + delta;
+    auto normed = (*this)(sum);
+    return {std::move(sum), std::move(normed)};
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight, bias); }

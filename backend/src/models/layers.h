@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace draftscope {
@@ -34,7 +35,16 @@ struct RmsNorm {
     at::Tensor weight;  ///< [D]
     double eps = 1e-6;
     bool zeroCentered = false;
+    /// Uses the fused CUDA kernel where kernels::rmsNorm allows (same roundings).
     at::Tensor operator()(const at::Tensor& x) const;
+    /// Query/key heads: x [T, H, D] normalised per head, then rotated with cos/sin [T, rot]
+    /// (RotaryEmbedding::apply), as attention heads [H, T, D]. One fused CUDA kernel where
+    /// kernels::rmsNormRotary allows; the two plain steps otherwise (the reference).
+    at::Tensor normRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+    /// The residual add before a norm: {x + delta, norm(x + delta)} (x, delta [..., D], the
+    /// sum rounded to their dtype as `x + delta` is). One fused CUDA kernel where
+    /// kernels::addRmsNorm allows; the add and operator() otherwise (the reference).
+    std::pair<at::Tensor, at::Tensor> addNorm(const at::Tensor& x, const at::Tensor& delta) const;
 };
 
 /// y = x W^T (+ b).

@@ -273,8 +273,8 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             else
                 mixed = layer.gatedAttention->forward(xn, cos, sin, cache, li, visible,
                                                       req.staticShapes ? positions : at::Tensor());
-            x = x + mixed;
-            x = x + mlp(layer, layer.postNorm(x));
+            const auto [h, hn] = layer.postNorm.addNorm(x, mixed);
+            x = h + mlp(layer, hn);
             if (l + 1 < L) keep(l + 1, x);
             continue;
         }
@@ -282,17 +282,18 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         auto k = layer.k(xn).view({T, Hkv, D});
         auto v = layer.v(xn).view({T, Hkv, D});
         if (layer.qNorm) {
-            q = (*layer.qNorm)(q);
-            k = (*layer.kNorm)(k);
+            q = layer.qNorm->normRotary(q, cos, sin);
+            k = layer.kNorm->normRotary(k, cos, sin);
+        } else {
+            q = RotaryEmbedding::apply(q.transpose(0, 1), cos, sin);
+            k = RotaryEmbedding::apply(k.transpose(0, 1), cos, sin);
         }
-        q = RotaryEmbedding::apply(q.transpose(0, 1), cos, sin);
-        k = RotaryEmbedding::apply(k.transpose(0, 1), cos, sin);
         v = v.transpose(0, 1);
         const auto [K, V] = req.staticShapes ? cache.writeRows(static_cast<std::size_t>(l), k, v, positions)
                                              : cache.append(static_cast<std::size_t>(l), k, v);
         const auto attn = compat::attention(q, K, V, visible, scale);  // [Hq, T, D]
-        x = x + layer.o(attn.transpose(0, 1).reshape({T, Hq * D}));
-        x = x + mlp(layer, layer.postNorm(x));
+        const auto [h, hn] = layer.postNorm.addNorm(x, layer.o(attn.transpose(0, 1).reshape({T, Hq * D})));
+        x = h + mlp(layer, hn);
         if (l + 1 < L) keep(l + 1, x);
     }
     if (!req.staticShapes) cache.advance(T);
