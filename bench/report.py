@@ -1,12 +1,15 @@
 """Prints the benchmark table (markdown) from the JSON files bench/run.sh or
 bench/run_hybrid.sh write. Missing entries (a stage cut by the time budget) print as n/a.
-usage: python3 bench/report.py cpp.json hf.json [cpp_exact.json]"""
+usage: python3 bench/report.py cpp.json hf.json [cpp_exact.json [cpp_unfused.json]]
+cpp_unfused.json: draftscope's stage timings with its fused CUDA kernels turned off
+(DRAFTSCOPE_FUSED_KERNELS=0), for their gain."""
 import json
 import os
 import sys
 
 cpp, hf = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 exact = json.load(open(sys.argv[3])) if len(sys.argv) > 3 and os.path.exists(sys.argv[3]) else None
+unfused = json.load(open(sys.argv[4])) if len(sys.argv) > 4 and os.path.exists(sys.argv[4]) else None
 gib = 1 << 30
 hybrid = bool(cpp.get("hybrid") or hf.get("hybrid"))
 
@@ -91,6 +94,11 @@ print(f"verify bound: {cpp['verify_weight_bytes'] / 1e9:.2f} GB of target weight
       f"draftscope verify {cpp['verify_ms']:.2f} ms = {cpp['verify_ms'] / bound:.2f}x the bound (goal <= {'2' if cpp.get('hybrid') else '1.5'}x)"
       + (f"; exact kernels {exact['verify_ms'] / bound:.2f}x" if exact and "verify_ms" in exact else "")
       + (f"; HF {hf['verify_ms'] / bound:.2f}x" if "verify_ms" in hf else ""))
+if unfused and "verify_ms" in unfused:
+    gain = ", ".join(f"{name} {unfused[k]:.2f} -> {cpp[k]:.2f} ms" for k, name in
+                     (("verify_ms", "verify"), ("draft_ms", "drafter"), ("rollback_1_ms", "rollback"))
+                     if k in unfused and k in cpp)
+    print(f"fused CUDA kernels (off -> on, same run): {gain}; verify without them {unfused['verify_ms'] / bound:.2f}x the bound")
 if hybrid and "rerun_1_ms" in hf:
     print(f"rollback re-run bound (another pass over the weights): {bound:.2f} ms; HF re-run {hf['rerun_1_ms']:.2f} ms = "
           f"{hf['rerun_1_ms'] / bound:.2f}x" + (f"; draftscope adopts the state instead: {cpp['rollback_1_ms']:.2f} ms"

@@ -26,11 +26,14 @@ args=(--target "$W/target" --drafter "$W/drafter" --prompt-ids "$W/prompt.json")
 ./build-cuda/bench/draftscope-bench "${args[@]}" --out "$R/cpp.json" --dump "$W/cpp_dump.safetensors"
 ./build-cuda/bench/draftscope-bench "${args[@]}" --out "$R/cpp_exact.json" --exact 1 --e2e-reps 1 --label draftscope-exact \
   --dump "$W/cpp_exact_dump.safetensors"
+# Stage timings without the fused CUDA kernels (their gain; no end-to-end runs).
+DRAFTSCOPE_FUSED_KERNELS=0 ./build-cuda/bench/draftscope-bench "${args[@]}" --out "$R/cpp_unfused.json" --e2e-cold 0 \
+  --e2e-reps 0 --label draftscope-unfused
 # The CLI on the same pair: what a user runs (timing and peak memory in its report).
 ./build-cuda/app/draftscope-cli run --target "$W/target" --drafter "$W/drafter" \
   --prompt-ids "$(python3 -c "import json;print(','.join(map(str,json.load(open('$W/prompt.json')))))")" \
   --max-new 256 --ignore-eos --device cuda --dtype bfloat16 --json "$W/cli.json" | tail -2
 python3 bench/hf_dflash.py "${args[@]}" --out "$R/hf.json" --cpp-dump "$W/cpp_dump.safetensors" \
   --cpp-exact-dump "$W/cpp_exact_dump.safetensors" --cpp-json "$R/cpp.json"
-python3 bench/report.py "$R/cpp.json" "$R/hf.json" "$R/cpp_exact.json" | tee "$R/table.md"
+python3 bench/report.py "$R/cpp.json" "$R/hf.json" "$R/cpp_exact.json" "$R/cpp_unfused.json" | tee "$R/table.md"
 echo "total: $(( $(date +%s) - t0 )) s"

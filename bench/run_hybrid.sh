@@ -55,10 +55,15 @@ timeout $(( $(left) + 5 )) python3 bench/hf_dflash.py "${args[@]}" --new "$NEW" 
   --out "$R/hf.json" --cpp-dump "$W/cpp_dump.safetensors" --cpp-json "$R/cpp.json" --deadline $((DEADLINE - 45)) \
   --fp32 auto
 echo "hf done at $(( $(date +%s) - T0 )) s"
-# The exact-kernel path's stage timings (no end-to-end runs), if time is left.
+# Stage timings without the fused CUDA kernels (their gain), then the exact-kernel path's
+# (no end-to-end runs), if time is left.
+if [ "$(left)" -gt 50 ]; then
+  DRAFTSCOPE_FUSED_KERNELS=0 timeout $(( $(left) / 2 )) ./build-cuda/bench/draftscope-bench "${args[@]}" --new "$NEW" \
+    --reps 10 --e2e-cold 0 --e2e-reps 0 --label draftscope-unfused --out "$R/cpp_unfused.json"
+fi
 if [ "$(left)" -gt 50 ]; then
   timeout $(( $(left) - 5 )) ./build-cuda/bench/draftscope-bench "${args[@]}" --new "$NEW" --reps 10 --exact 1 \
     --e2e-cold 0 --e2e-reps 0 --label draftscope-exact --out "$R/cpp_exact.json"
 fi
-python3 bench/report.py "$R/cpp.json" "$R/hf.json" "$R/cpp_exact.json" | tee "$R/table.md"
+python3 bench/report.py "$R/cpp.json" "$R/hf.json" "$R/cpp_exact.json" "$R/cpp_unfused.json" | tee "$R/table.md"
 echo "total: $(( $(date +%s) - T0 )) s"
