@@ -146,12 +146,14 @@ std::mutex& captureMutex() {
     static std::mutex m;
     return m;
 }
+#ifdef DRAFTSCOPE_HAVE_CUDA_GRAPHS
 /// Devices on which a capture failed in this process, with the reason: not retried (a
 /// failed capture may leave libtorch's allocator bookkeeping behind).
 std::map<int, std::string>& failedCaptures() {
     static std::map<int, std::string> m;
     return m;
 }
+#endif
 }  // namespace
 
 void synchronize(const at::Device& device) {
