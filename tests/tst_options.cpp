@@ -304,17 +304,18 @@ private slots:
             QVERIFY2(r.err.contains("error: " + c.message), qPrintable(what));
             QVERIFY2(!r.err.contains("loading"), qPrintable(what));  // refused before any model loads
         }
-        // Found only once the target's layer count is known (while loading): still named.
+        // Found only once the target's layer count is known (while loading): still named, as
+        // on the command line.
         {
             const Exit r = cli(run + QStringList{"--device", "cpu,cpu", "--split-after", "9"});
-            QVERIFY2(r.code == 1 && r.err.contains("error: split-after: expected strictly increasing decoder layer "
+            QVERIFY2(r.code == 1 && r.err.contains("error: --split-after: expected strictly increasing decoder layer "
                                                    "indices in 0..4 (the target has 6 layers), found a boundary after "
                                                    "layer 9"),
                      qPrintable(r.err));
         }
         {
             const Exit r = cli(run + QStringList{"--cuda-graphs", "on"});  // the device is known at load
-            QVERIFY2(r.code == 1 && r.err.contains("error: cuda-graphs: expected auto or off here (CUDA graphs are "
+            QVERIFY2(r.code == 1 && r.err.contains("error: --cuda-graphs: expected auto or off here (CUDA graphs are "
                                                    "impossible: the device is the CPU), found 'on'"),
                      qPrintable(r.err));
         }

@@ -13,6 +13,7 @@
 #include "cli/run_command.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
+#include "draftscope/settings_validation.h"
 #include "draftscope/version.h"
 
 #include <CLI/CLI.hpp>
@@ -88,6 +89,14 @@ int main(int argc, char** argv) {
     } catch (const Cancelled&) {
         std::cerr << "\ninterrupted\n";
         return 130;
+    } catch (const InvalidSetting& e) {
+        // The engine's own checks (while loading) name options as the backend does
+        // ("cuda-graphs"): shown as the subcommand spells them where it has that option.
+        const auto subcommands = app.get_subcommands();
+        const bool option = !subcommands.empty() && !e.option().empty() && e.option()[0] != '-' &&
+                            subcommands.front()->get_option_no_throw("--" + e.option()) != nullptr;
+        std::cerr << "error: " << escapeNonPrintable(option ? e.renamed("--" + e.option()).what() : e.what()) << "\n";
+        return 1;
     } catch (const Error& e) {
         std::cerr << "error: " << escapeNonPrintable(e.what()) << "\n";
         return 1;
