@@ -95,13 +95,13 @@ int main(int argc, char** argv) {
         const auto subcommands = app.get_subcommands();
         const bool option = !subcommands.empty() && !e.option().empty() && e.option()[0] != '-' &&
                             subcommands.front()->get_option_no_throw("--" + e.option()) != nullptr;
-        std::cerr << "error: " << escapeNonPrintable(option ? e.renamed("--" + e.option()).what() : e.what()) << "\n";
+        std::cerr << "error: " << escapeForDisplay(option ? e.renamed("--" + e.option()).what() : e.what()) << "\n";
         return 1;
     } catch (const Error& e) {
-        std::cerr << "error: " << escapeNonPrintable(e.what()) << "\n";
+        std::cerr << "error: " << escapeForDisplay(e.what()) << "\n";
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << "error: internal failure: " << escapeNonPrintable(e.what()) << "\n";
+        std::cerr << "error: internal failure: " << escapeForDisplay(e.what()) << "\n";
         return 1;
     }
     return 2;

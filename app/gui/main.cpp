@@ -43,7 +43,7 @@ extern "C" void onTerminatingSignal(int sig) {
 
 /// Prints a bad option's message ("error: --max-new: expected ..."); returns the usage exit code.
 int optionError(const std::string& message) {
-    std::fprintf(stderr, "error: %s\n", escapeNonPrintable(message).c_str());
+    std::fprintf(stderr, "error: %s\n", escapeForDisplay(message).c_str());
     return 2;
 }
 
@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
         try {
             promptText = QString::fromStdString(readFileToString(cli.value(promptFile).toStdString()));
         } catch (const Error& e) {
-            std::fprintf(stderr, "error: --prompt-file: %s\n", escapeNonPrintable(e.what()).c_str());
+            std::fprintf(stderr, "error: --prompt-file: %s\n", escapeForDisplay(e.what()).c_str());
             return 1;
         }
     }

@@ -30,4 +30,10 @@ public:
 /// content (e.g. nlohmann::json's "last read: '...'") goes through it.
 std::string escapeNonPrintable(std::string_view bytes);
 
+/// escapeNonPrintable for a whole message about to be shown (a terminal, a log line): the
+/// same, except that newlines stay newlines, so a message of several lines (a list of
+/// missing tensors) reads as lines. Safe because quoted file content was escaped when the
+/// message was made (newlines included).
+std::string escapeForDisplay(std::string_view message);
+
 }  // namespace draftscope

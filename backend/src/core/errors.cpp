@@ -16,7 +16,8 @@ bool isInvisibleFormat(char32_t cp) {
 
 }  // namespace
 
-std::string escapeNonPrintable(std::string_view bytes) {
+namespace {
+std::string escape(std::string_view bytes, bool keepNewlines) {
     const auto* s = text::ubytes(bytes);
     std::string out;
     out.reserve(bytes.size());
@@ -28,7 +29,7 @@ std::string escapeNonPrintable(std::string_view bytes) {
         } else if (st.valid && st.cp == '\t') {
             out += "\\t";
         } else if (st.valid && st.cp == '\n') {
-            out += "\\n";
+            out += keepNewlines ? "\n" : "\\n";
         } else if (st.valid && st.cp == '\r') {
             out += "\\r";
         } else {
@@ -38,5 +39,10 @@ std::string escapeNonPrintable(std::string_view bytes) {
     }
     return out;
 }
+}  // namespace
+
+std::string escapeNonPrintable(std::string_view bytes) { return escape(bytes, false); }
+
+std::string escapeForDisplay(std::string_view message) { return escape(message, true); }
 
 }  // namespace draftscope
