@@ -270,6 +270,42 @@ private slots:
         QCOMPARE(entries(d), (QStringList{"latest.json", "real.json"}));
     }
 
+    // An output that is an input, another output, or a checkpoint file in an input model
+    // directory is refused before any work, naming both options; the files stay as they were.
+    void outputsNeverOverwriteInputsOrEachOther() {
+        const QString d = freshDir();
+        fs::copy(demoDrafter(), (d + "/drafter").toStdString(), fs::copy_options::recursive);
+        const std::string weights = (d + "/drafter/model.safetensors").toStdString();
+        const std::string before = readFileToString(weights);
+        writeBytes((d + "/prompts.jsonl").toStdString(), "{\"prompt\": \"hi\"}\n");
+        struct Case {
+            QStringList args;
+            QString message;
+        };
+        const QString drafter = d + "/drafter";
+        const std::vector<Case> cases{
+            {{"forward", "--model", drafter, "--prompt", "hi", "--out", drafter + "/model.safetensors"},
+             "--out: '" + drafter + "/model.safetensors' would overwrite a checkpoint file in --model's directory"},
+            {{"inspect", drafter, "--json", d + "/r.json", "--csv", d + "/r.json"},
+             "--csv: '" + d + "/r.json' is also the file of --json: give each output its own file"},
+            {{"inspect", drafter, "--json", drafter + "/config.json"},
+             "--json: '" + drafter + "/config.json' would overwrite a checkpoint file in path's directory"},
+            {{"eval", "--target", drafter, "--drafter", drafter, "--prompts", d + "/prompts.jsonl", "--out",
+              d + "/prompts.jsonl"},
+             "--out: '" + d + "/prompts.jsonl' is the file --prompts reads: writing it would destroy the input"},
+        };
+        for (const auto& c : cases) {
+            QProcess p;
+            p.start(DRAFTSCOPE_CLI, c.args);
+            QVERIFY(p.waitForFinished(60000));
+            const QString err = QString::fromUtf8(p.readAllStandardError());
+            QVERIFY2(p.exitCode() == 1 && err.contains("error: " + c.message), qPrintable(c.args.join(' ') + " -> " + err));
+        }
+        QCOMPARE(readFileToString(weights), before);
+        QVERIFY(!fs::exists((d + "/r.json").toStdString()));
+        QCOMPARE(readFileToString((d + "/prompts.jsonl").toStdString()), std::string("{\"prompt\": \"hi\"}\n"));
+    }
+
     // ---- messages quoting damaged files ----
 
     void escapeNonPrintableRule() {
@@ -286,6 +322,9 @@ private slots:
         QCOMPARE(escapeNonPrintable("\xef\xbb\xbf"), std::string("\\xef\\xbb\\xbf"));     // zero-width no-break space
         const std::string once = escapeNonPrintable("x\xff\x01y\n");
         QCOMPARE(escapeNonPrintable(once), once);  // idempotent
+        // A whole message for display keeps its lines; everything else is escaped alike.
+        QCOMPARE(escapeForDisplay("2 missing tensor(s):\n  - a\x1b[2J\t\xff\n"),
+                 std::string("2 missing tensor(s):\n  - a\\x1b[2J\\t\\xff\n"));
     }
 
     // A real weight file with bytes of its JSON header mutated, one mutation at a time:

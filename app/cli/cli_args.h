@@ -14,9 +14,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace draftscope::cli {
 
@@ -45,6 +47,56 @@ inline void checkOutputOption(const std::string& option, const std::string& path
         checkOutputPath(path);
     } catch (const Error& e) {
         throw Error(option + ": " + e.what());
+    }
+}
+
+/// A path option as given: its command-line spelling ("--json") and value ("" = not given).
+struct PathOption {
+    std::string option, path;
+};
+
+/// Refuses, before any work, outputs that would overwrite what the command reads or each
+/// other: an output that is the same file as an input file or as another output, and an
+/// output inside an input model directory named like a file of a checkpoint (config.json,
+/// tokenizer files, *.safetensors, *.safetensors.index.json, *.pt, *.bin). Throws Error
+/// naming the output option and the other ("--json: '...' is also the file of --out: give
+/// each output its own file"; "--out: '...' would overwrite a checkpoint file in --model's
+/// directory '...'").
+inline void checkOutputsApart(const std::vector<PathOption>& outputs, const std::vector<PathOption>& inputs) {
+    namespace fs = std::filesystem;
+    const auto canonical = [](const std::string& p) {
+        std::error_code ec;
+        auto c = fs::weakly_canonical(fs::path(p), ec);
+        return ec ? fs::absolute(fs::path(p)).lexically_normal() : c;
+    };
+    const auto checkpointFile = [](const fs::path& p) {
+        const auto name = p.filename().string();
+        const auto ends = [&](const std::string& tail) {
+            return name.size() >= tail.size() && name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+        };
+        return name == "config.json" || name == "generation_config.json" || name.rfind("tokenizer", 0) == 0 ||
+               name == "special_tokens_map.json" || name == "chat_template.jinja" || ends(".safetensors") ||
+               ends(".safetensors.index.json") || ends(".pt") || ends(".bin");
+    };
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const auto& out = outputs[i];
+        if (out.path.empty()) continue;
+        const auto o = canonical(out.path);
+        for (std::size_t j = 0; j < i; ++j)
+            if (!outputs[j].path.empty() && canonical(outputs[j].path) == o)
+                throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is also the file of " +
+                            outputs[j].option + ": give each output its own file");
+        for (const auto& in : inputs) {
+            if (in.path.empty()) continue;
+            const auto p = canonical(in.path);
+            std::error_code ec;
+            if (o == p)
+                throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is the file " + in.option +
+                            " reads: writing it would destroy the input");
+            if (fs::is_directory(p, ec) && o.parent_path() == p && checkpointFile(o))
+                throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' would overwrite a checkpoint file in " +
+                            in.option + "'s directory '" + escapeNonPrintable(in.path) + "'");
+        }
     }
 }
 

@@ -47,6 +47,9 @@ int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
     for (const auto& d : drafters) checkInputOption("--drafter", d, PathKind::FileOrDirectory);
     checkInputOption("--prompts", promptsFile, PathKind::File);
     checkOutputOption("--json", jsonOut);
+    std::vector<PathOption> inputs{{"--target", targetDir}, {"--prompts", promptsFile}, {"--prompt-file", prompt.file}};
+    for (const auto& d : drafters) inputs.push_back({"--drafter", d});
+    checkOutputsApart({{"--json", jsonOut}}, inputs);
     std::vector<std::pair<std::string, PromptSpec>> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.emplace_back(e.id, promptSpecForTurn(e, 0, {}, true));
@@ -133,6 +136,7 @@ int CompareTargetsCommand::run() const {
     checkInputOption("--target", targetA, PathKind::Directory);
     checkInputOption("--target-b", targetB, PathKind::Directory);
     checkOutputOption("--json", jsonOut);
+    checkOutputsApart({{"--json", jsonOut}}, {{"--target", targetA}, {"--target-b", targetB}, {"--prompt-file", prompt.file}});
     const auto spec = prompt.spec();
     const std::string dirB = targetB.empty() ? targetA : targetB;
     ForwardResult f[2];

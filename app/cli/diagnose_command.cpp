@@ -92,6 +92,9 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     for (const auto& d : drafters) checkInputOption("--drafter", d, PathKind::FileOrDirectory);
     checkInputOption("--prompts", promptsFile, PathKind::File);
     checkOutputOption("--json", jsonOut);
+    std::vector<PathOption> inputs{{"--target", targetDir}, {"--prompts", promptsFile}, {"--prompt-file", prompt.file}};
+    for (const auto& d : drafters) inputs.push_back({"--drafter", d});
+    checkOutputsApart({{"--json", jsonOut}}, inputs);
     std::vector<DiagnosePrompt> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.push_back({e.id, promptSpecForTurn(e, 0, {}, true)});

@@ -81,6 +81,9 @@ int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
     cli::checkOutputOption("--json", args.jsonOut);
     cli::checkInputOption("--target", args.targetDir, PathKind::Directory);
     for (const auto& d : args.drafterDirs) cli::checkInputOption("--drafter", d, PathKind::FileOrDirectory);
+    std::vector<cli::PathOption> inputs{{"--target", args.targetDir}, {"--prompts", args.promptsPath}};
+    for (const auto& d : args.drafterDirs) inputs.push_back({"--drafter", d});
+    cli::checkOutputsApart({{"--out", args.outPath}, {"--json", args.jsonOut}}, inputs);
     const std::size_t items = plannedItems(entries, args.settings, args.shard);
 
     const auto engines = loadReplicas(args);

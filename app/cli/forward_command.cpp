@@ -18,6 +18,7 @@ int ForwardCommand::run() const {
     device.check();
     checkInputOption("--model", modelDir, PathKind::Directory);
     checkOutputOption("--out", outPath);
+    checkOutputsApart({{"--out", outPath}}, {{"--model", modelDir}, {"--prompt-file", prompt.file}});
     const auto spec = prompt.spec();
     Engine engine;
     engine.loadTarget(modelDir, device.load);

@@ -73,6 +73,8 @@ int InspectCommand::run() const {
     checkInputOption("--diff-config", diffConfig, PathKind::File);
     checkOutputOption("--json", jsonOut);
     checkOutputOption("--csv", csvOut);
+    checkOutputsApart({{"--json", jsonOut}, {"--csv", csvOut}},
+                      {{"path", path}, {"--config", config}, {"--diff", diffWith}, {"--diff-config", diffConfig}});
     const auto r = inspectCheckpoint(path, config);
     std::cout << "checkpoint: " << r.path << "\n";
     std::cout << "kind: " << r.kind << (r.architecture.empty() ? "" : " (" + r.architecture + ")") << "; " << r.source

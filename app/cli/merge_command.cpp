@@ -21,6 +21,9 @@ int MergeCommand::run() const {
     checkOutputOption("--out", outPath);
     checkOutputOption("--json", jsonOut);
     for (const auto& f : inputs) checkInputOption("files", f, PathKind::File);
+    std::vector<PathOption> read;
+    for (const auto& f : inputs) read.push_back({"an input file", f});
+    checkOutputsApart({{"--out", outPath}, {"--json", jsonOut}}, read);
     ResultsFile merged = mergeResultsFiles(inputs);
     merged.producer = "draftscope-cli merge " DRAFTSCOPE_VERSION;
     writeResultsFile(outPath, merged);

@@ -39,6 +39,8 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
     checkInputOption("--drafter", drafterDir, PathKind::FileOrDirectory);
     checkInputOption("--drafter-config", drafterConfig, PathKind::File);
     checkOutputOption("--json", jsonOut);
+    checkOutputsApart({{"--json", jsonOut}}, {{"--target", targetDir}, {"--drafter", drafterDir},
+                                              {"--drafter-config", drafterConfig}, {"--prompt-file", prompt.file}});
     const auto spec = prompt.spec();
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
