@@ -401,7 +401,6 @@ private slots:
         };
         const QList<Case> cases = {
             {{"run", "--target", "/nonexistent", "--drafter", drafter, "--prompt", "x"}, "not found"},
-            {{"run", "--target", target, "--drafter", drafter, "--prompt", ""}, "no prompt given"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,x,3"}, "'x' is not an integer"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"run", "--target", drafter, "--drafter", drafter, "--prompt", "x"}, "drafter"},
@@ -417,6 +416,9 @@ private slots:
         }
         const auto usage = cli({"run", "--target", target});
         QCOMPARE(usage.exitCode, 2);
+        const auto empty = cli({"run", "--target", target, "--drafter", drafter, "--prompt", ""});
+        QCOMPARE(empty.exitCode, 2);
+        QVERIFY2(empty.err.contains("--prompt: expected a value, found an empty string"), qPrintable(empty.err));
     }
 
     void cliForwardWritesSafetensors() {

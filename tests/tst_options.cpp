@@ -325,6 +325,20 @@ private slots:
             const Exit r = cli(run + extra);
             QVERIFY2(r.code == 2 && r.err.contains(extra[0]), qPrintable(extra.join(' ') + " -> " + r.err));
         }
+        // An empty value is refused by name (never read as 0 or as not given), numbers and
+        // paths alike; --limit's range in words, not CLI11's 300-digit bound.
+        for (const QString& option : {"--temperature", "--top-k", "--threads", "--split-after", "--json", "--drafter-config",
+                                      "--ddtree-budget", "--drafter-device"}) {
+            const Exit r = cli(run + QStringList{option, ""});
+            QVERIFY2(r.code == 2 && r.err.contains(option + ": expected a value, found an empty string"),
+                     qPrintable(option + " '' -> " + r.err));
+        }
+        {
+            const Exit r = cli(eval + QStringList{"--limit", "-1"});
+            QVERIFY2(r.code == 2 && r.err.contains("--limit: expected an integer >= 0 (0 = all), found '-1'") &&
+                         r.err.size() < 200,
+                     qPrintable(r.err));
+        }
         QVERIFY(QFileInfo("/dev/null").exists() && !QFileInfo("/dev/null").isFile());  // never replaced
     }
 

@@ -69,6 +69,14 @@ int main(int argc, char** argv) {
     MergeCommand merge;
     merge.add(app);
 
+    // An empty value ("--temperature ''") is refused by name, never read as 0 or as not given.
+    const CLI::Validator nonEmpty(
+        [](std::string& v) { return v.empty() ? std::string("expected a value, found an empty string") : std::string(); },
+        "", "non-empty");
+    for (auto* sub : app.get_subcommands([](CLI::App*) { return true; }))
+        for (auto* opt : sub->get_options())
+            if (opt->get_type_size_max() > 0) opt->check(nonEmpty);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -160,7 +160,15 @@ void EvalCommand::add(CLI::App& app) {
     eval->add_option("--max-new", args.settings.run.maxNewTokens, "tokens to generate per prompt")
         ->capture_default_str();
     eval->add_option("--limit", args.settings.limit, "use only the first N lines of the prompt set (0 = all)")
-        ->capture_default_str()->check(CLI::NonNegativeNumber);
+        ->capture_default_str()
+        ->check(CLI::Validator(
+            [](std::string& v) {
+                const bool digits = !v.empty() && v.size() <= 18 &&
+                                    v.find_first_not_of("0123456789") == std::string::npos;
+                return digits ? std::string()
+                              : "expected an integer >= 0 (0 = all), found '" + escapeNonPrintable(v) + "'";
+            },
+            "", "limit"));
     budgets.add(*eval);
     eval->add_option("--turns", turns, "chat prompts: 'first' user turn only, or 'all' turns (each turn sees the model's "
                                        "earlier answers, as the DFlash benchmark)")
