@@ -319,6 +319,11 @@ private slots:
                                                    "impossible: the device is the CPU), found 'on'"),
                      qPrintable(r.err));
         }
+        {  // the same from one of several replicas loading at once
+            const Exit r = cli(eval + QStringList{"--replicas", "2", "--cuda-graphs", "on"});
+            QVERIFY2(r.code == 1 && r.err.contains("error: replica 0 (cpu): --cuda-graphs: expected auto or off here"),
+                     qPrintable(r.err));
+        }
         // Values CLI11 cannot convert stay usage errors (exit 2), named by CLI11.
         for (const QStringList& extra : {QStringList{"--top-k", "2.5"}, QStringList{"--temperature", "warm"},
                                           QStringList{"--threads", "1e9"}}) {

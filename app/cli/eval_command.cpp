@@ -55,6 +55,11 @@ std::vector<std::unique_ptr<Engine>> loadReplicas(const EvalArgs& args) {
                 std::lock_guard lock(logMutex);
                 std::cerr << (many ? who + ": " : "") << line << "\n";
             });
+        } catch (const InvalidSetting& e) {  // an option the engine refuses while loading: as typed
+            const auto& o = e.option();
+            const auto named = o.empty() || o[0] == '-' ? e : e.renamed("--" + o);
+            errors[r] = std::make_exception_ptr(many ? Error(who + " (" + options[r].device + "): " + named.what())
+                                                     : Error(named.what()));
         } catch (const Error& e) {
             errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + e.what()))
                              : std::current_exception();
