@@ -138,7 +138,8 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
                 cfg = (std::filesystem::path(path).parent_path() / "config.json").string();
                 if (!std::filesystem::is_regular_file(cfg, ec))
                     throw Error("the training checkpoint '" + path + "' needs its drafter config: there is no " + cfg +
-                                " beside it; give one with --drafter-config FILE");
+                                " beside it; put the drafter's config.json there (or, with draftscope-cli run, give it "
+                                "with --drafter-config FILE)");
             }
             staged.emplace(ck, cfg);
             dir = staged->path();
