@@ -253,7 +253,7 @@ private slots:
             {eval + QStringList{"--device", "cpu,cpu", "--gpu-memory", "1GiB"},
              "--gpu-memory: expected one limit per device of --device (2), found 1 limits"},
             {diagnose + QStringList{"--device", "cpu,cpu", "--split-after", "1,2"},
-             "--split-after: expected one fewer layer index than devices listed in --device (1), found 2 indices"},
+             "--split-after: expected 1 layer index(es), one fewer than the 2 device(s) the target is split across, found 2"},
             {run + QStringList{"--device", "cpu,cpu", "--drafter-device", "cuda:1"},
              "--drafter-device: expected one of the devices listed in --device ('cpu,cpu'), found 'cuda:1'"},
             {run + QStringList{"--max-context", "0"},

@@ -233,7 +233,9 @@ private slots:
         QVERIFY(fails(b).startsWith("gpu-memory: expected one limit per device of --device (2), found 1 limits"));
         b = o;
         b.splitAfterLayers = {1, 2};
-        QVERIFY(fails(b).startsWith("split-after: expected one fewer layer index than devices"));
+        QVERIFY2(fails(b).startsWith("split-after: expected 1 layer index(es), one fewer than the 2 device(s) the "
+                                     "target is split across, found 2"),
+                 qPrintable(fails(b)));
         b = o;
         b.splitAfterLayers = {-1};
         QVERIFY(fails(b).startsWith("split-after: expected strictly increasing decoder layer indices >= 0"));

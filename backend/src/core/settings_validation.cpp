@@ -136,8 +136,11 @@ void validatePlacement(const LoadOptions& o, const std::vector<std::string>& dev
                              std::to_string(o.deviceMemory.size()) + " limits");
     const auto& split = o.splitAfterLayers;
     if (!split.empty() && (automatic || split.size() + 1 != n))
-        throw InvalidSetting("split-after", "one fewer layer index than devices listed in --device (" +
-                                                std::to_string(n - 1) + ")", std::to_string(split.size()) + " indices");
+        throw InvalidSetting("split-after",
+                             automatic ? std::string("no layer indices with --device auto (the placement is planned)")
+                                       : std::to_string(n - 1) + " layer index(es), one fewer than the " +
+                                             std::to_string(n) + " device(s) the target is split across",
+                             std::to_string(split.size()));
     for (std::size_t i = 0; i < split.size(); ++i)
         if (split[i] < 0 || (i > 0 && split[i] <= split[i - 1]))
             throw InvalidSetting("split-after", "strictly increasing decoder layer indices >= 0",
