@@ -83,6 +83,17 @@ private slots:
         QVERIFY2(msg.contains("token_pieces.ids[") && msg.contains("expected an integer"), qPrintable(msg));
     }
 
+    // fuzz_results_file (long run, third sitting): a results document whose "format" key
+    // (given twice) held an object reached nlohmann's value("format", string), which threw its
+    // own type_error: the CLI printed an internal failure. Now an Error that says what is
+    // missing.
+    void resultsFileFormatNotAString() {
+        const auto path = testsupport::dataPath("fuzz/results-format-not-a-string.safetensors");
+        const auto msg = errorOf([&] { readResultsFile(path); });
+        QVERIFY2(msg.startsWith("not a draftscope results file") && msg.contains("has no \"format\": \"draftscope_results\""),
+                 qPrintable(msg));
+    }
+
     // fuzz_pt_pickle (long run): 92 bytes of DUP, TUPLE3 and APPEND make containers that
     // contain themselves; the harness's walk of the tree they unfold into (depth-capped)
     // ran for over 10 minutes. The unpickler builds the few containers at once and keeps

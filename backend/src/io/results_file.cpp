@@ -526,7 +526,8 @@ ResultsFile readResultsFile(const std::string& path) {
     } catch (const json::exception& e) {
         throw Error(where + " is damaged: its '" + kResultsMetadataKey + "' metadata is not valid JSON (" + escapeNonPrintable(e.what()) + ")");
     }
-    if (!doc.is_object() || doc.value("format", std::string()) != kResultsMetadataKey)
+    const auto format = doc.is_object() ? doc.find("format") : doc.end();
+    if (!doc.is_object() || format == doc.end() || !format->is_string() || format->get<std::string>() != kResultsMetadataKey)
         throw Error("not a draftscope results file: the '" + std::string(kResultsMetadataKey) + "' metadata in '" + path +
                     "' has no \"format\": \"" + kResultsMetadataKey + "\"");
     if (!doc.contains("version") || !doc["version"].is_number_integer())
