@@ -27,10 +27,8 @@ namespace {
 
 int failures = 0;
 
-/// One unit in the last place of `dtype` relative to the value: 2^-7 (bf16), 2^-10 (fp16), 2^-23.
-double ulp(at::ScalarType dtype) {
-    return dtype == at::kBFloat16 ? std::ldexp(1.0, -7) : dtype == at::kHalf ? std::ldexp(1.0, -10) : std::ldexp(1.0, -23);
-}
+/// Explicit mantissa bits of `dtype`: 7 (bf16), 10 (fp16), 23 (float32).
+int mantissaBits(at::ScalarType dtype) { return dtype == at::kBFloat16 ? 7 : dtype == at::kHalf ? 10 : 23; }
 
 void compare(const std::string& name, const at::Tensor& fused, const at::Tensor& ref, double maxUlps,
              double maxDifferentShare) {
@@ -39,11 +37,11 @@ void compare(const std::string& name, const at::Tensor& fused, const at::Tensor&
     if (ok) {
         const auto f = fused.to(at::kDouble), r = ref.to(at::kDouble);
         same = (f == r).to(at::kDouble).mean().item<double>();
-        // Differences in units of the dtype's last place, relative to the reference value or
-        // to a tenth of the tensor's RMS, whichever is larger (values that cancel to near zero
-        // compare at the tensor's scale).
+        // Differences in units in the last place of the dtype at the reference value (its
+        // binade: 2^(floor(log2 |r|) - mantissa bits)), or at a tenth of the tensor's RMS where
+        // |r| is smaller (values that cancel to near zero compare at the tensor's scale).
         const double floor = std::max(0.1 * r.pow(2).mean().sqrt().item<double>(), std::ldexp(1.0, -14));
-        const auto scale = r.abs().clamp_min(floor) * ulp(ref.scalar_type());
+        const auto scale = at::exp2(r.abs().clamp_min(floor).log2().floor() - mantissaBits(ref.scalar_type()));
         worst = ((f - r).abs() / scale).max().item<double>();
         ok = worst <= maxUlps && 1.0 - same <= maxDifferentShare && !f.isnan().any().item<bool>();
     }
@@ -104,12 +102,43 @@ void checkDtype(at::ScalarType dtype) {
         const auto f = fusedOrFail(name, kernels::rmsNorm(x, norm.weight, norm.eps, true));
         if (f.defined()) compare(name, f, reference([&] { return norm(x); }), 1, 0.01);
     }
+    // Rows whose mean square is near eps (tiny activations) and a large eps: eps must count.
+    for (double eps : {1e-6, 0.1}) {
+        const auto x = at::randn({16, 5120}, opt) * (eps < 0.01 ? 1e-3 : 0.3);
+        const RmsNorm norm{at::randn({5120}, opt) * 0.2 + 1.0, eps, false};
+        const std::string name = d + " RMSNorm, eps " + (eps < 0.01 ? "1e-6, rows of 1e-3" : "0.1");
+        const auto f = fusedOrFail(name, kernels::rmsNorm(x, norm.weight, norm.eps, false));
+        if (f.defined()) compare(name, f, reference([&] { return norm(x); }), 2, 0.01);
+    }
+    // Few rows of an odd width: 1024 threads per row (threadsFor), a partial last pass; and
+    // one row too many for the wide layout (512 rows of 4099: the prefill's 256 threads).
+    for (std::int64_t rows : {3, 512}) {
+        const auto x = at::randn({rows, 4099}, opt) * 2;
+        const RmsNorm norm{at::randn({4099}, opt) * 0.2 + 1.0, 1e-6, false};
+        const std::string name = d + " RMSNorm [" + std::to_string(rows) + ", 4099]";
+        const auto f = fusedOrFail(name, kernels::rmsNorm(x, norm.weight, norm.eps, false));
+        if (f.defined()) compare(name, f, reference([&] { return norm(x); }), 2, 0.01);
+    }
+    // Widths that are not a multiple of the block (tails), a strided residual.
+    {
+        const auto x = at::randn({5, 37, 80}, opt), delta = at::randn({5, 37, 160}, opt).narrow(-1, 0, 80);
+        const RmsNorm norm{at::randn({80}, opt) * 0.1, 1e-6, true};
+        const std::string name = d + " residual add + RMSNorm (1 + w), D 80, strided delta";
+        if (auto f = kernels::addRmsNorm(x, delta, norm.weight, norm.eps, true)) {
+            const auto r = reference([&] { return norm.addNorm(x, delta); });
+            compare(name + ": sum", f->first, r.first, 0, 0);
+            compare(name + ": norm", f->second, r.second, 1, 0.01);
+        } else {
+            fusedOrFail(name, std::nullopt);
+        }
+    }
     // Per-head norm + rotary: Qwen3.5 gated attention (partial rotary 64 of 256, strided
     // queries) and dense Qwen3 (full rotary, plain w); the drafter's layout is the latter.
     struct RotCase { const char* what; std::int64_t T, H, D, rot, storedD; bool centred; };
     for (const auto& c : {RotCase{"Qwen3.5 q heads, rot 64 of 256, strided", 16, 24, 256, 64, 512, true},
                           RotCase{"Qwen3 k heads, rot 128 of 128", 16, 8, 128, 128, 128, false},
-                          RotCase{"one token, rot 32 of 64", 1, 4, 64, 32, 64, false}}) {
+                          RotCase{"one token, rot 32 of 64", 1, 4, 64, 32, 64, false},
+                          RotCase{"tails: 37 heads, rot 24 of 80", 5, 37, 80, 24, 96, true}}) {
         const auto x = at::randn({c.T, c.H, c.storedD}, opt).narrow(-1, 0, c.D);
         const auto theta = at::rand({c.T, c.rot}, opt.dtype(at::kFloat)) * 6.3;
         const auto cos = theta.cos().to(dtype), sin = theta.sin().to(dtype);
@@ -126,12 +155,16 @@ void checkDtype(at::ScalarType dtype) {
         const auto f = fusedOrFail(name, kernels::gatedRmsNorm(x, z, norm.weight, norm.eps));
         if (f.defined()) compare(name, f, reference([&] { return norm(x, z); }), 2, 0.01);
     }
-    // Gated DeltaNet gates: a spans softplus's threshold (20) on both sides.
+    // Gated DeltaNet gates: a spans softplus's threshold (20) on both sides and reaches past
+    // where exp overflows (88.7) and far below zero; 37 heads (a partial last block), a and b
+    // strided views of one projection.
     {
-        const auto a = at::randn({16, 48}, opt) * 12, b = at::randn({16, 48}, opt) * 4;
-        const auto aLog = (at::rand({48}, opt.dtype(at::kFloat)) * 15 + 1).log().to(dtype);
-        const auto dtBias = at::randn({48}, opt);
-        const std::string name = d + " Gated DeltaNet gates [16, 48]";
+        auto ab = at::randn({16, 2 * 37}, opt) * 12;
+        ab = at::where(at::rand({16, 2 * 37}, opt) < 0.1, ab * 10, ab);  // some |a| of 100..500
+        const auto a = ab.narrow(1, 0, 37), b = ab.narrow(1, 37, 37);
+        const auto aLog = (at::rand({37}, opt.dtype(at::kFloat)) * 15 + 1).log().to(dtype);
+        const auto dtBias = at::randn({37}, opt);
+        const std::string name = d + " Gated DeltaNet gates [16, 37] strided";
         if (auto f = kernels::deltaNetGates(a, b, aLog, dtBias)) {
             const auto r = reference([&] { return deltaNetGates(a, b, aLog, dtBias); });
             compare(name + " g (float32)", f->first, r.first, 0, 0);

@@ -34,10 +34,13 @@ __device__ float blockSum(float v) {
     return v;
 }
 
-/// torch's mean(-1) in float32: the sum times float(1/D); + eps; CUDA's rsqrtf, as at::rsqrt.
+/// torch's mean(-1) in float32: the sum times float(1/D), rounded; + eps, rounded (no fused
+/// multiply-add: the reference rounds the mean into a tensor); CUDA's rsqrtf, as at::rsqrt.
 __device__ __forceinline__ float invRms(float sumSquares, long long D, float eps) {
-    return rsqrtf(sumSquares * (1.0f / static_cast<float>(D)) + eps);
+    return rsqrtf(__fadd_rn(__fmul_rn(sumSquares, 1.0f / static_cast<float>(D)), eps));
 }
+/// One term of the sum of squares: xf.pow(2) is a rounded float32 tensor in the reference.
+__device__ __forceinline__ float square(float v) { return __fmul_rn(v, v); }
 
 template <typename T>
 __global__ void normKernel(NormLaunch p) {
@@ -57,7 +60,7 @@ __global__ void normKernel(NormLaunch p) {
             v = toFloat(s);
         }
         row[j] = v;
-        ss += v * v;  // xf.pow(2)
+        ss += square(v);  // xf.pow(2)
     }
     const float inv = invRms(blockSum(ss), p.D, p.eps);
     for (long long j = threadIdx.x; j < p.D; j += blockDim.x) {
@@ -96,8 +99,7 @@ __global__ void gatedNormKernel(const T* x, long long xStride, const T* z, long 
     out += r * D;
     float ss = 0.0f;
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
-        const float v = toFloat(x[j]);
-        ss += v * v;
+        ss += square(toFloat(x[j]));
     }
     const float inv = invRms(blockSum(ss), D, eps);
     for (long long j = threadIdx.x; j < D; j += blockDim.x) {
@@ -134,7 +136,15 @@ __global__ void sigmoidGateKernel(const T* attn, long long sH, long long sT, con
     }
 }
 
-int threadsFor(long long D) { return D >= 2048 ? 256 : D >= 256 ? 128 : 64; }
+/// Threads per row: by the row's width, then doubled (up to 1024, keeping at least 4 elements
+/// per thread) while the launch has fewer than 32768 threads in all: a verify step normalises
+/// 16 rows of 5120, where 16 blocks of 256 threads left each thread a long serial loop.
+int threadsFor(long long D, long long rows) {
+    int threads = D >= 2048 ? 256 : D >= 256 ? 128 : 64;
+    while (threads < 1024 && rows * threads < 32768 && D / (2 * threads) >= 4) threads *= 2;
+    return threads;
+}
+// The wrappers (fused_ops.cpp) decline more rows than a grid holds (kMaxRows).
 
 std::string status() {
     const auto e = cudaGetLastError();
@@ -149,9 +159,9 @@ std::string launchNorm(const NormLaunch& p, void* stream) {
     const auto s = static_cast<cudaStream_t>(stream);
     const auto smem = static_cast<size_t>(p.D) * sizeof(float);
     if (p.dtype == Dtype::BFloat16)
-        normKernel<__nv_bfloat16><<<static_cast<unsigned>(rows), threadsFor(p.D), smem, s>>>(p);
+        normKernel<__nv_bfloat16><<<static_cast<unsigned>(rows), threadsFor(p.D, rows), smem, s>>>(p);
     else
-        normKernel<__half><<<static_cast<unsigned>(rows), threadsFor(p.D), smem, s>>>(p);
+        normKernel<__half><<<static_cast<unsigned>(rows), threadsFor(p.D, rows), smem, s>>>(p);
     return status();
 }
 
@@ -163,12 +173,12 @@ std::string launchGatedNorm(Dtype dtype, const void* x, std::int64_t xStride, co
     const auto grid = static_cast<unsigned>(rows);
     if (dtype == Dtype::BFloat16) {
         using T = __nv_bfloat16;
-        gatedNormKernel<T><<<grid, threadsFor(D), 0, s>>>(static_cast<const T*>(x), xStride, static_cast<const T*>(z),
+        gatedNormKernel<T><<<grid, threadsFor(D, rows), 0, s>>>(static_cast<const T*>(x), xStride, static_cast<const T*>(z),
                                                           zStride, static_cast<const T*>(weight), D, eps,
                                                           static_cast<T*>(out));
     } else {
         using T = __half;
-        gatedNormKernel<T><<<grid, threadsFor(D), 0, s>>>(static_cast<const T*>(x), xStride, static_cast<const T*>(z),
+        gatedNormKernel<T><<<grid, threadsFor(D, rows), 0, s>>>(static_cast<const T*>(x), xStride, static_cast<const T*>(z),
                                                           zStride, static_cast<const T*>(weight), D, eps,
                                                           static_cast<T*>(out));
     }
@@ -205,12 +215,12 @@ std::string launchSigmoidGate(Dtype dtype, const void* attn, std::int64_t sH, st
     const auto grid = static_cast<unsigned>(rows);
     if (dtype == Dtype::BFloat16) {
         using E = __nv_bfloat16;
-        sigmoidGateKernel<E><<<grid, threadsFor(D), 0, s>>>(static_cast<const E*>(attn), sH, sT,
+        sigmoidGateKernel<E><<<grid, threadsFor(D, rows), 0, s>>>(static_cast<const E*>(attn), sH, sT,
                                                             static_cast<const E*>(gate), gT, gH, H, D,
                                                             static_cast<E*>(out));
     } else {
         using E = __half;
-        sigmoidGateKernel<E><<<grid, threadsFor(D), 0, s>>>(static_cast<const E*>(attn), sH, sT,
+        sigmoidGateKernel<E><<<grid, threadsFor(D, rows), 0, s>>>(static_cast<const E*>(attn), sH, sT,
                                                             static_cast<const E*>(gate), gT, gH, H, D,
                                                             static_cast<E*>(out));
     }

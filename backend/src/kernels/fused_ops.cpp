@@ -10,6 +10,8 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -41,6 +43,7 @@ std::optional<at::Tensor> sigmoidGate(const at::Tensor&, const at::Tensor&) { re
 namespace {
 
 constexpr std::int64_t kMaxRow = 8192;  ///< the norm kernel keeps a row in shared memory (float32)
+constexpr std::int64_t kMaxRows = 2147483647;  ///< one block per row: a grid's x dimension
 
 /// DRAFTSCOPE_FUSED_KERNELS=0 turns the kernels off (the other fast paths stay): for
 /// benchmarks of their gain (bench/run_hybrid.sh reports both).
@@ -95,7 +98,8 @@ std::optional<at::Tensor> rmsNorm(const at::Tensor& x, const at::Tensor& weight,
     const auto dtype = usable(x);
     if (!dtype || x.dim() < 1) return std::nullopt;
     const auto D = x.size(-1);
-    if (D > kMaxRow || !vectorLike(weight, x, D)) return std::nullopt;
+    if (D > kMaxRow || !vectorLike(weight, x, D) || x.numel() / std::max<std::int64_t>(D, 1) > kMaxRows)
+        return std::nullopt;
     auto in = x;
     auto stride = rowStride(in);
     if (!stride) {
@@ -118,7 +122,8 @@ std::optional<std::pair<at::Tensor, at::Tensor>> addRmsNorm(const at::Tensor& x,
         delta.scalar_type() != x.scalar_type() || delta.device() != x.device())
         return std::nullopt;
     const auto D = x.size(-1);
-    if (D > kMaxRow || !vectorLike(weight, x, D)) return std::nullopt;
+    if (D > kMaxRow || !vectorLike(weight, x, D) || x.numel() / std::max<std::int64_t>(D, 1) > kMaxRows)
+        return std::nullopt;
     auto in = x, add = delta;
     auto sx = rowStride(in), sd = rowStride(add);
     if (!sx) {
@@ -147,7 +152,9 @@ std::optional<at::Tensor> rmsNormRotary(const at::Tensor& x, const at::Tensor& w
     const auto dtype = usable(x);
     if (!dtype || x.dim() != 3 || x.stride(2) != 1) return std::nullopt;
     const auto T = x.size(0), H = x.size(1), D = x.size(2);
-    if (D > kMaxRow || !vectorLike(weight, x, D) || cos.dim() != 2 || !cos.sizes().equals(sin.sizes())) return std::nullopt;
+    if (D > kMaxRow || !vectorLike(weight, x, D) || T * H > kMaxRows || cos.dim() != 2 ||
+        !cos.sizes().equals(sin.sizes()))
+        return std::nullopt;
     const auto rot = cos.size(1);
     if (cos.size(0) != T || rot % 2 != 0 || rot > D || !cos.is_contiguous() || !sin.is_contiguous() ||
         cos.scalar_type() != x.scalar_type() || sin.scalar_type() != x.scalar_type() || cos.device() != x.device() ||
@@ -173,7 +180,7 @@ std::optional<at::Tensor> gatedRmsNorm(const at::Tensor& x, const at::Tensor& ga
         gate.device() != x.device() || x.stride(1) != 1 || gate.stride(1) != 1)
         return std::nullopt;
     const auto N = x.size(0), D = x.size(1);
-    if (!vectorLike(weight, x, D)) return std::nullopt;
+    if (D > kMaxRow || N > kMaxRows || !vectorLike(weight, x, D)) return std::nullopt;
     auto out = at::empty({N, D}, x.options().memory_format(at::MemoryFormat::Contiguous));
     const OnDevice on(x);
     if (D > 0)
@@ -190,7 +197,7 @@ std::optional<std::pair<at::Tensor, at::Tensor>> deltaNetGates(const at::Tensor&
         b.device() != a.device() || a.stride(1) != 1 || b.stride(1) != 1)
         return std::nullopt;
     const auto T = a.size(0), H = a.size(1);
-    if (!vectorLike(aLog, a, H) || !vectorLike(dtBias, a, H)) return std::nullopt;
+    if (!vectorLike(aLog, a, H) || !vectorLike(dtBias, a, H) || T * H > 256 * kMaxRows) return std::nullopt;
     auto g = at::empty({T, H}, a.options().dtype(at::kFloat).memory_format(at::MemoryFormat::Contiguous));
     auto beta = at::empty({T, H}, a.options().memory_format(at::MemoryFormat::Contiguous));
     const OnDevice on(a);
@@ -206,7 +213,7 @@ std::optional<at::Tensor> sigmoidGate(const at::Tensor& attn, const at::Tensor& 
         gate.scalar_type() != attn.scalar_type() || gate.device() != attn.device())
         return std::nullopt;
     const auto H = attn.size(0), T = attn.size(1), D = attn.size(2);
-    if (gate.size(0) != T || gate.size(1) != H || gate.size(2) != D) return std::nullopt;
+    if (gate.size(0) != T || gate.size(1) != H || gate.size(2) != D || T * H > kMaxRows) return std::nullopt;
     auto out = at::empty({T, H * D}, attn.options().memory_format(at::MemoryFormat::Contiguous));
     const OnDevice on(attn);
     check(launchSigmoidGate(*dtype, attn.data_ptr(), attn.stride(0), attn.stride(1), gate.data_ptr(), gate.stride(0),
