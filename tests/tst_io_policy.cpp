@@ -292,7 +292,7 @@ private slots:
              "--json: '" + drafter + "/config.json' would overwrite a checkpoint file in path's directory"},
             {{"eval", "--target", drafter, "--drafter", drafter, "--prompts", d + "/prompts.jsonl", "--out",
               d + "/prompts.jsonl"},
-             "--out: '" + d + "/prompts.jsonl' is the file --prompts reads: writing it would destroy the input"},
+             "--out: '" + d + "/prompts.jsonl' is also read as --prompts: writing it would destroy the input"},
         };
         for (const auto& c : cases) {
             QProcess p;

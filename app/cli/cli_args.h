@@ -1,7 +1,7 @@
 #pragma once
 // Options shared by draftscope-cli's subcommands: the prompt, the device, JSON output, and
 // how option values are checked: every numeric option through the backend's validators
-// (settings_validation.h), every path through validateInputPath / checkOutputPath, each
+// (settings_validation.h), every path once through checkPaths, each
 // error re-thrown under the option's name ("--temperature: expected a finite number >= 0
 // (0 = greedy), found nan").
 
@@ -34,35 +34,31 @@ void checkOptions(F&& check, const std::string& suffix = {}) {
     }
 }
 
-/// Checks input path option `option` (e.g. "--target") when given (validateInputPath).
-inline void checkInputOption(const std::string& option, const std::string& path, PathKind kind) {
-    if (!path.empty()) validateInputPath(option, path, kind);
+/// `e` with an option named as the backend names it ("cuda-graphs", from the engine's own
+/// checks while loading) spelled as on the command line ("--cuda-graphs"); where `cmd` is
+/// given, only if `cmd` has that option. Options already spelled with dashes stay as they are.
+inline InvalidSetting spelledAsTyped(const InvalidSetting& e, const CLI::App* cmd = nullptr) {
+    const auto& o = e.option();
+    if (o.empty() || o[0] == '-' || (cmd && cmd->get_option_no_throw("--" + o) == nullptr)) return e;
+    return e.renamed("--" + o);
 }
 
-/// Checks output path option `option` (e.g. "--json") when given, before any work: the
-/// output-file policy (checkOutputPath); its Error is re-thrown prefixed "<option>: ".
-inline void checkOutputOption(const std::string& option, const std::string& path) {
-    if (path.empty()) return;
-    try {
-        checkOutputPath(path);
-    } catch (const Error& e) {
-        throw Error(option + ": " + e.what());
-    }
-}
+/// An input path option as given: its spelling ("--target"; "input file" for positionals),
+/// value ("" = not given) and what it must be.
+struct InputPath {
+    std::string option, path;
+    PathKind kind;
+};
 
-/// A path option as given: its command-line spelling ("--json") and value ("" = not given).
-struct PathOption {
+/// An output path option as given: its spelling ("--json") and value ("" = not given).
+struct OutputPath {
     std::string option, path;
 };
 
-/// Refuses, before any work, outputs that would overwrite what the command reads or each
-/// other: an output that is the same file as an input file or as another output, and an
-/// output inside an input model directory named like a file of a checkpoint (config.json,
-/// tokenizer files, *.safetensors, *.safetensors.index.json, *.pt, *.bin). Throws Error
-/// naming the output option and the other ("--json: '...' is also the file of --out: give
-/// each output its own file"; "--out: '...' would overwrite a checkpoint file in --model's
-/// directory '...'").
-inline void checkOutputsApart(const std::vector<PathOption>& outputs, const std::vector<PathOption>& inputs) {
+namespace detail {
+
+/// Refuses outputs that would overwrite what the command reads or each other (checkPaths).
+inline void checkOutputsApart(const std::vector<OutputPath>& outputs, const std::vector<InputPath>& inputs) {
     namespace fs = std::filesystem;
     const auto canonical = [](const std::string& p) {
         std::error_code ec;
@@ -78,26 +74,57 @@ inline void checkOutputsApart(const std::vector<PathOption>& outputs, const std:
                name == "special_tokens_map.json" || name == "chat_template.jinja" || ends(".safetensors") ||
                ends(".safetensors.index.json") || ends(".pt") || ends(".bin");
     };
+    // Each path resolved once (symlinks, "..").
+    std::vector<fs::path> outPaths, inPaths;
+    for (const auto& out : outputs) outPaths.push_back(out.path.empty() ? fs::path() : canonical(out.path));
+    for (const auto& in : inputs) inPaths.push_back(in.path.empty() ? fs::path() : canonical(in.path));
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const auto& out = outputs[i];
+        const auto& o = outPaths[i];
         if (out.path.empty()) continue;
-        const auto o = canonical(out.path);
         for (std::size_t j = 0; j < i; ++j)
-            if (!outputs[j].path.empty() && canonical(outputs[j].path) == o)
+            if (!outputs[j].path.empty() && outPaths[j] == o)
                 throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is also the file of " +
                             outputs[j].option + ": give each output its own file");
-        for (const auto& in : inputs) {
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+            const auto& in = inputs[k];
+            const auto& p = inPaths[k];
             if (in.path.empty()) continue;
-            const auto p = canonical(in.path);
             std::error_code ec;
             if (o == p)
-                throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is the file " + in.option +
-                            " reads: writing it would destroy the input");
+                throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is also read as " + in.option +
+                            ": writing it would destroy the input");
             if (fs::is_directory(p, ec) && o.parent_path() == p && checkpointFile(o))
                 throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' would overwrite a checkpoint file in " +
                             in.option + "'s directory '" + escapeNonPrintable(in.path) + "'");
         }
     }
+}
+
+}  // namespace detail
+
+/// The one check of a subcommand's path options, before any work (each subcommand lists
+/// its paths once, here): every given input exists as its kind (validateInputPath: an
+/// InvalidSetting naming the option); every given output passes the output-file policy
+/// (checkOutputPath; its Error re-thrown prefixed "<option>: "); and no output overwrites an
+/// input or another output: the same file as an input or as another output, or a file
+/// inside an input model directory named like a checkpoint's (config.json, tokenizer files,
+/// *.safetensors, *.safetensors.index.json, *.pt, *.bin). Throws Error naming the output
+/// option and the other ("--json: '...' is also the file of --out: give each output its
+/// own file"; "--out: '...' is also read as --prompts: writing it would destroy the input";
+/// "--out: '...' would overwrite a checkpoint file in --model's directory '...'").
+inline void checkPaths(const std::vector<InputPath>& inputs, const std::vector<OutputPath>& outputs) {
+    for (const auto& in : inputs)
+        if (!in.path.empty()) validateInputPath(in.option, in.path, in.kind);
+    for (const auto& out : outputs) {
+        if (out.path.empty()) continue;
+        try {
+            checkOutputPath(out.path);
+        } catch (const Error& e) {
+            throw Error(out.option + ": " + e.what());
+        }
+    }
+    detail::checkOutputsApart(outputs, inputs);
 }
 
 /// Prompt options shared by the subcommands.
@@ -115,6 +142,11 @@ struct PromptArgs {
         cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block");
     }
 
+    /// --prompt-file as an input of checkPaths.
+    InputPath pathOption() const { return {"--prompt-file", file, PathKind::File}; }
+
+    /// The prompt; call after checkPaths with pathOption(). Throws Error for bad --prompt-ids,
+    /// an unreadable --prompt-file or no prompt.
     PromptSpec spec() const {
         PromptSpec p;
         p.chat = chat;
@@ -132,8 +164,7 @@ struct PromptArgs {
                     throw Error("--prompt-ids: '" + item + "' is not an integer token id");
                 }
             }
-        } else if (!file.empty()) {
-            validateInputPath("--prompt-file", file, PathKind::File);
+        } else if (!file.empty()) {  // checked with the other paths (pathOption, checkPaths)
             try {
                 p.text = readFileToString(file);
             } catch (const Error& e) {

@@ -101,9 +101,8 @@ int main(int argc, char** argv) {
         // The engine's own checks (while loading) name options as the backend does
         // ("cuda-graphs"): shown as the subcommand spells them where it has that option.
         const auto subcommands = app.get_subcommands();
-        const bool option = !subcommands.empty() && !e.option().empty() && e.option()[0] != '-' &&
-                            subcommands.front()->get_option_no_throw("--" + e.option()) != nullptr;
-        std::cerr << "error: " << escapeForDisplay(option ? e.renamed("--" + e.option()).what() : e.what()) << "\n";
+        const auto shown = subcommands.empty() ? e : cli::spelledAsTyped(e, subcommands.front());
+        std::cerr << "error: " << escapeForDisplay(shown.what()) << "\n";
         return 1;
     } catch (const Error& e) {
         std::cerr << "error: " << escapeForDisplay(e.what()) << "\n";

@@ -43,13 +43,11 @@ int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
     if (drafters.size() != 2) throw Error("compare needs exactly two --drafter options (A and B), got " +
                                           std::to_string(drafters.size()));
     device.check();
-    checkInputOption("--target", targetDir, PathKind::Directory);
-    for (const auto& d : drafters) checkInputOption("--drafter", d, PathKind::FileOrDirectory);
-    checkInputOption("--prompts", promptsFile, PathKind::File);
-    checkOutputOption("--json", jsonOut);
-    std::vector<PathOption> inputs{{"--target", targetDir}, {"--prompts", promptsFile}, {"--prompt-file", prompt.file}};
-    for (const auto& d : drafters) inputs.push_back({"--drafter", d});
-    checkOutputsApart({{"--json", jsonOut}}, inputs);
+    std::vector<InputPath> inputs{{"--target", targetDir, PathKind::Directory}};
+    for (const auto& d : drafters) inputs.push_back({"--drafter", d, PathKind::FileOrDirectory});
+    inputs.push_back({"--prompts", promptsFile, PathKind::File});
+    inputs.push_back(prompt.pathOption());
+    checkPaths(inputs, {{"--json", jsonOut}});
     std::vector<std::pair<std::string, PromptSpec>> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.emplace_back(e.id, promptSpecForTurn(e, 0, {}, true));
@@ -133,10 +131,9 @@ void CompareTargetsCommand::add(CLI::App& app) {
 int CompareTargetsCommand::run() const {
     checkOptions([&] { validate(loadA); }, "-a");
     checkOptions([&] { validate(loadB); }, "-b");
-    checkInputOption("--target", targetA, PathKind::Directory);
-    checkInputOption("--target-b", targetB, PathKind::Directory);
-    checkOutputOption("--json", jsonOut);
-    checkOutputsApart({{"--json", jsonOut}}, {{"--target", targetA}, {"--target-b", targetB}, {"--prompt-file", prompt.file}});
+    checkPaths({{"--target", targetA, PathKind::Directory}, {"--target-b", targetB, PathKind::Directory},
+                prompt.pathOption()},
+               {{"--json", jsonOut}});
     const auto spec = prompt.spec();
     const std::string dirB = targetB.empty() ? targetA : targetB;
     ForwardResult f[2];

@@ -88,13 +88,11 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     loop.apply(settings.sampling);
     checkOptions([&] { validate(settings); });
     device.check();
-    checkInputOption("--target", targetDir, PathKind::Directory);
-    for (const auto& d : drafters) checkInputOption("--drafter", d, PathKind::FileOrDirectory);
-    checkInputOption("--prompts", promptsFile, PathKind::File);
-    checkOutputOption("--json", jsonOut);
-    std::vector<PathOption> inputs{{"--target", targetDir}, {"--prompts", promptsFile}, {"--prompt-file", prompt.file}};
-    for (const auto& d : drafters) inputs.push_back({"--drafter", d});
-    checkOutputsApart({{"--json", jsonOut}}, inputs);
+    std::vector<InputPath> inputs{{"--target", targetDir, PathKind::Directory}};
+    for (const auto& d : drafters) inputs.push_back({"--drafter", d, PathKind::FileOrDirectory});
+    inputs.push_back({"--prompts", promptsFile, PathKind::File});
+    inputs.push_back(prompt.pathOption());
+    checkPaths(inputs, {{"--json", jsonOut}});
     std::vector<DiagnosePrompt> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.push_back({e.id, promptSpecForTurn(e, 0, {}, true)});

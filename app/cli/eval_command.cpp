@@ -56,10 +56,9 @@ std::vector<std::unique_ptr<Engine>> loadReplicas(const EvalArgs& args) {
                 std::cerr << (many ? who + ": " : "") << line << "\n";
             });
         } catch (const InvalidSetting& e) {  // an option the engine refuses while loading: as typed
-            const auto& o = e.option();
-            const auto named = o.empty() || o[0] == '-' ? e : e.renamed("--" + o);
-            errors[r] = std::make_exception_ptr(many ? Error(who + " (" + options[r].device + "): " + named.what())
-                                                     : Error(named.what()));
+            const auto named = cli::spelledAsTyped(e);
+            errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + named.what()))
+                             : std::make_exception_ptr(named);
         } catch (const Error& e) {
             errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + e.what()))
                              : std::current_exception();
@@ -80,15 +79,12 @@ std::vector<std::unique_ptr<Engine>> loadReplicas(const EvalArgs& args) {
 }  // namespace
 
 int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
-    // Bad input fails before the models load: the prompt set, then the paths.
+    // Bad input fails before the models load: the paths, then the prompt set.
+    std::vector<cli::InputPath> inputs{{"--prompts", args.promptsPath, PathKind::File},
+                                       {"--target", args.targetDir, PathKind::Directory}};
+    for (const auto& d : args.drafterDirs) inputs.push_back({"--drafter", d, PathKind::FileOrDirectory});
+    cli::checkPaths(inputs, {{"--out", args.outPath}, {"--json", args.jsonOut}});
     const auto entries = loadPromptSetFile(args.promptsPath);
-    cli::checkOutputOption("--out", args.outPath);
-    cli::checkOutputOption("--json", args.jsonOut);
-    cli::checkInputOption("--target", args.targetDir, PathKind::Directory);
-    for (const auto& d : args.drafterDirs) cli::checkInputOption("--drafter", d, PathKind::FileOrDirectory);
-    std::vector<cli::PathOption> inputs{{"--target", args.targetDir}, {"--prompts", args.promptsPath}};
-    for (const auto& d : args.drafterDirs) inputs.push_back({"--drafter", d});
-    cli::checkOutputsApart({{"--out", args.outPath}, {"--json", args.jsonOut}}, inputs);
     const std::size_t items = plannedItems(entries, args.settings, args.shard);
 
     const auto engines = loadReplicas(args);
@@ -209,7 +205,6 @@ int EvalCommand::run(const std::atomic<bool>& cancel) const {
         for (const auto& o : replicaLoadOptions(a.load, a.replicas)) validate(o);
         a.shard = shard.empty() ? ResultsShard{} : parseShard(shard);
     });
-    checkInputOption("--prompts", a.promptsPath, PathKind::File);
     return evalCommand(a, &cancel);
 }
 

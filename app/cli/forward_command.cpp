@@ -16,9 +16,7 @@ void ForwardCommand::add(CLI::App& app) {
 
 int ForwardCommand::run() const {
     device.check();
-    checkInputOption("--model", modelDir, PathKind::Directory);
-    checkOutputOption("--out", outPath);
-    checkOutputsApart({{"--out", outPath}}, {{"--model", modelDir}, {"--prompt-file", prompt.file}});
+    checkPaths({{"--model", modelDir, PathKind::Directory}, prompt.pathOption()}, {{"--out", outPath}});
     const auto spec = prompt.spec();
     Engine engine;
     engine.loadTarget(modelDir, device.load);

@@ -67,14 +67,11 @@ void InspectCommand::add(CLI::App& app) {
 }
 
 int InspectCommand::run() const {
-    checkInputOption("path", path, PathKind::FileOrDirectory);
-    checkInputOption("--config", config, PathKind::File);
-    checkInputOption("--diff", diffWith, PathKind::FileOrDirectory);
-    checkInputOption("--diff-config", diffConfig, PathKind::File);
-    checkOutputOption("--json", jsonOut);
-    checkOutputOption("--csv", csvOut);
-    checkOutputsApart({{"--json", jsonOut}, {"--csv", csvOut}},
-                      {{"path", path}, {"--config", config}, {"--diff", diffWith}, {"--diff-config", diffConfig}});
+    checkPaths({{"path", path, PathKind::FileOrDirectory},
+                {"--config", config, PathKind::File},
+                {"--diff", diffWith, PathKind::FileOrDirectory},
+                {"--diff-config", diffConfig, PathKind::File}},
+               {{"--json", jsonOut}, {"--csv", csvOut}});
     const auto r = inspectCheckpoint(path, config);
     std::cout << "checkpoint: " << r.path << "\n";
     std::cout << "kind: " << r.kind << (r.architecture.empty() ? "" : " (" + r.architecture + ")") << "; " << r.source

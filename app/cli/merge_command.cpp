@@ -18,12 +18,9 @@ void MergeCommand::add(CLI::App& app) {
 }
 
 int MergeCommand::run() const {
-    checkOutputOption("--out", outPath);
-    checkOutputOption("--json", jsonOut);
-    for (const auto& f : inputs) checkInputOption("files", f, PathKind::File);
-    std::vector<PathOption> read;
-    for (const auto& f : inputs) read.push_back({"an input file", f});
-    checkOutputsApart({{"--out", outPath}, {"--json", jsonOut}}, read);
+    std::vector<InputPath> read;
+    for (const auto& f : inputs) read.push_back({"input file", f, PathKind::File});
+    checkPaths(read, {{"--out", outPath}, {"--json", jsonOut}});
     ResultsFile merged = mergeResultsFiles(inputs);
     merged.producer = "draftscope-cli merge " DRAFTSCOPE_VERSION;
     writeResultsFile(outPath, merged);

@@ -35,12 +35,11 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
     loop.apply(runSettings);
     const auto treeBudgets = budgets.budgets(runSettings.temperature);
     device.check();
-    checkInputOption("--target", targetDir, PathKind::Directory);
-    checkInputOption("--drafter", drafterDir, PathKind::FileOrDirectory);
-    checkInputOption("--drafter-config", drafterConfig, PathKind::File);
-    checkOutputOption("--json", jsonOut);
-    checkOutputsApart({{"--json", jsonOut}}, {{"--target", targetDir}, {"--drafter", drafterDir},
-                                              {"--drafter-config", drafterConfig}, {"--prompt-file", prompt.file}});
+    checkPaths({{"--target", targetDir, PathKind::Directory},
+                {"--drafter", drafterDir, PathKind::FileOrDirectory},
+                {"--drafter-config", drafterConfig, PathKind::File},
+                prompt.pathOption()},
+               {{"--json", jsonOut}});
     const auto spec = prompt.spec();
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
