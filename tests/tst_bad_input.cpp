@@ -407,6 +407,13 @@ private slots:
             {{"run", "--target", target, "--drafter", target, "--prompt", "x"}, "not a DFlash drafter"},
             {{"forward", "--model", target, "--prompt-file", "/nonexistent.txt", "--out", "/tmp/x.safetensors"},
              "--prompt-file: expected an existing file, found '/nonexistent.txt' (not found)"},
+            // An empty item is refused, not skipped; spaces around items are allowed (so the
+            // error names 'x', not ' 1').
+            {{"forward", "--model", target, "--prompt-ids", "1,2,", "--out", "/tmp/x.safetensors"},
+             "--prompt-ids: empty item in '1,2,': expected comma-separated integer token ids"},
+            {{"forward", "--model", target, "--prompt-ids", "1,,2", "--out", "/tmp/x.safetensors"}, "empty item in '1,,2'"},
+            {{"forward", "--model", target, "--prompt-ids", " 1, 2 ,x", "--out", "/tmp/x.safetensors"},
+             "--prompt-ids: 'x' is not an integer token id"},
         };
         for (const auto& c : cases) {
             const auto r = cli(c.args);
@@ -416,6 +423,24 @@ private slots:
         }
         const auto usage = cli({"run", "--target", target});
         QCOMPARE(usage.exitCode, 2);
+        // Usage errors (exit 2): contradictory prompt options, an unknown subcommand.
+        const struct {
+            QStringList args;
+            QString expect;
+        } usageCases[] = {
+            {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--chat"}, "--prompt-ids excludes --chat"},
+            {{"run", "--target", target, "--drafter", drafter, "--prompt", "x", "--no-thinking"}, "--no-thinking requires --chat"},
+            {{"diagnose", "--target", target, "--drafter", drafter, "--prompt", "x", "--prompts", "p.jsonl"},
+             "--prompt excludes --prompts"},
+            {{"compare", "--target", target, "--drafter", drafter, "--drafter", drafter, "--prompts", "p.jsonl",
+              "--prompt-ids", "1"},
+             "--prompt-ids excludes --prompts"},
+            {{"bogus"}, "error: unknown subcommand 'bogus': expected one of run, forward, diagnose"},
+        };
+        for (const auto& c : usageCases) {
+            const auto r = cli(c.args);
+            QVERIFY2(r.exitCode == 2 && r.err.contains(c.expect), qPrintable(c.args.join(' ') + " -> " + r.err));
+        }
         const auto empty = cli({"run", "--target", target, "--drafter", drafter, "--prompt", ""});
         QCOMPARE(empty.exitCode, 2);
         QVERIFY2(empty.err.contains("--prompt: expected a value, found an empty string"), qPrintable(empty.err));

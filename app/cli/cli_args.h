@@ -43,7 +43,7 @@ inline InvalidSetting spelledAsTyped(const InvalidSetting& e, const CLI::App* cm
     return e.renamed("--" + o);
 }
 
-/// An input path option as given: its spelling ("--target"; "input file" for positionals),
+/// An input path option as given: its spelling ("--target"; a positional's name, "path"),
 /// value ("" = not given) and what it must be.
 struct InputPath {
     std::string option, path;
@@ -132,14 +132,22 @@ struct PromptArgs {
     std::string text, file, ids;
     bool chat = false, noThinking = false;
 
+    /// Registers the options; contradictions are usage errors at parsing (CLI11: "--prompt-ids
+    /// excludes --chat", "--no-thinking requires --chat").
     void add(CLI::App& cmd) {
-        auto* t = cmd.add_option("--prompt", text, "prompt text, tokenized as is (no chat template unless --chat)");
-        auto* f = cmd.add_option("--prompt-file", file, "read the prompt text from a file");
-        auto* i = cmd.add_option("--prompt-ids", ids, "comma-separated token ids, e.g. 1,2,3");
-        t->excludes(f)->excludes(i);
-        f->excludes(i);
-        cmd.add_flag("--chat", chat, "wrap the prompt as one user turn of the ChatML template");
-        cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block");
+        text_ = cmd.add_option("--prompt", text, "prompt text, tokenized as is (no chat template unless --chat)");
+        file_ = cmd.add_option("--prompt-file", file, "read the prompt text from a file");
+        ids_ = cmd.add_option("--prompt-ids", ids, "comma-separated token ids, e.g. 1,2,3");
+        text_->excludes(file_)->excludes(ids_);
+        file_->excludes(ids_);
+        auto* c = cmd.add_flag("--chat", chat, "wrap the prompt text as one user turn of the ChatML template");
+        c->excludes(ids_);  // ids are used as given
+        cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block")->needs(c);
+    }
+
+    /// Makes `other` (e.g. a prompt-set option) and every prompt option exclude each other.
+    void excludes(CLI::Option* other) {
+        for (auto* o : {text_, file_, ids_}) o->excludes(other);
     }
 
     /// --prompt-file as an input of checkPaths.
@@ -153,16 +161,26 @@ struct PromptArgs {
         p.thinking = !noThinking;
         if (!ids.empty()) {
             p.kind = PromptSpec::Kind::Ids;
-            std::stringstream ss(ids);
-            std::string item;
-            while (std::getline(ss, item, ',')) {
+            // Items separated by commas, spaces around them allowed ("1, 2, 3"); an empty item
+            // ("1,", "1,,2") is refused, not skipped.
+            std::size_t start = 0;
+            while (true) {
+                const auto comma = ids.find(',', start);
+                std::string item = ids.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+                const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
+                item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+                if (item.empty())
+                    throw Error("--prompt-ids: empty item in '" + escapeNonPrintable(ids) +
+                                "': expected comma-separated integer token ids, e.g. 1,2,3");
                 try {
                     std::size_t used = 0;
                     p.ids.push_back(std::stoll(item, &used));
                     if (used != item.size()) throw std::invalid_argument(item);
                 } catch (const std::exception&) {
-                    throw Error("--prompt-ids: '" + item + "' is not an integer token id");
+                    throw Error("--prompt-ids: '" + escapeNonPrintable(item) + "' is not an integer token id");
                 }
+                if (comma == std::string::npos) break;
+                start = comma + 1;
             }
         } else if (!file.empty()) {  // checked with the other paths (pathOption, checkPaths)
             try {
@@ -178,6 +196,9 @@ struct PromptArgs {
         }
         return p;
     }
+
+private:
+    CLI::Option *text_ = nullptr, *file_ = nullptr, *ids_ = nullptr;
 };
 
 /// --device, --dtype, --threads, checked by validate(LoadOptions) (check(), before loading).

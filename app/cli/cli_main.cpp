@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
@@ -80,6 +81,16 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
+        // "draftscope-cli bogus": CLI11 would say only that a subcommand is required.
+        const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
+        if (argc > 1 && argv[1][0] != '-' &&
+            std::none_of(subcommands.begin(), subcommands.end(), [&](CLI::App* s) { return s->check_name(argv[1]); })) {
+            std::string names;
+            for (const auto* sub : subcommands) names += (names.empty() ? "" : ", ") + sub->get_name();
+            std::cerr << "error: unknown subcommand '" << escapeForDisplay(argv[1]) << "': expected one of " << names
+                      << "\nRun with --help for more information.\n";
+            return 2;
+        }
         const int code = app.exit(e);  // prints help, version or the usage error
         return code == 0 ? 0 : 2;
     }

@@ -29,7 +29,7 @@ void CompareDraftersCommand::add(CLI::App& app) {
     command->add_option("--drafter", drafters, "drafter A, then drafter B (directories or .pt checkpoints)")
         ->required()->expected(2)->take_all();
     prompt.add(*command);
-    command->add_option("--prompts", promptsFile, "JSONL prompt set (first turn of each entry)");
+    prompt.excludes(command->add_option("--prompts", promptsFile, "JSONL prompt set (first turn of each entry)"));
     command->add_option("--max-new", settings.maxNewTokens, "tokens to generate per prompt")->capture_default_str();
     command->add_flag("--ignore-eos", settings.ignoreEos, "do not stop at end-of-sequence tokens");
     loop.add(*command, settings);

@@ -18,7 +18,8 @@ void DiagnoseCommand::add(CLI::App& app) {
     command->add_option("--drafter", drafters, "drafter directory or .pt training checkpoint (repeatable)")
         ->required()->take_all();
     prompt.add(*command);
-    command->add_option("--prompts", promptsFile, "JSONL prompt set (first turn of each entry); default: built-in prompts");
+    prompt.excludes(command->add_option("--prompts", promptsFile,
+                                        "JSONL prompt set (first turn of each entry); default: built-in prompts"));
     command->add_option("--max-new", maxNew, "tokens generated per prompt")->capture_default_str();
     command->add_option("--json", jsonOut, "write the findings as JSON");
     command->add_option("--fail-on", failOn, "exit with 3 if a finding is at least this severe")

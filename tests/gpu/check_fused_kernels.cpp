@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 
 using namespace draftscope;
 
@@ -110,9 +111,9 @@ void checkDtype(at::ScalarType dtype) {
         const auto f = fusedOrFail(name, kernels::rmsNorm(x, norm.weight, norm.eps, false));
         if (f.defined()) compare(name, f, reference([&] { return norm(x); }), 2, 0.01);
     }
-    // Few rows of an odd width: 1024 threads per row (threadsFor), a partial last pass; and
-    // one row too many for the wide layout (512 rows of 4099: the prefill's 256 threads).
-    for (std::int64_t rows : {3, 512}) {
+    // Odd widths at each thread count threadsFor picks: 3 rows of 4099 (1024 threads per
+    // row, a partial last pass), 64 rows (512), 512 rows (the width's own 256, as a prefill).
+    for (std::int64_t rows : {3, 64, 512}) {
         const auto x = at::randn({rows, 4099}, opt) * 2;
         const RmsNorm norm{at::randn({4099}, opt) * 0.2 + 1.0, 1e-6, false};
         const std::string name = d + " RMSNorm [" + std::to_string(rows) + ", 4099]";
@@ -147,11 +148,12 @@ void checkDtype(at::ScalarType dtype) {
         const auto f = fusedOrFail(name, kernels::rmsNormRotary(x, norm.weight, norm.eps, c.centred, cos, sin));
         if (f.defined()) compare(name, f, reference([&] { return norm.normRotary(x, cos, sin); }), 2, 0.01);
     }
-    // Gated DeltaNet output norm: [T * Hv, Dv] with the z gate.
-    {
-        const auto x = at::randn({16 * 48, 128}, opt), z = at::randn({16 * 48, 128}, opt) * 2;
-        const GatedRmsNorm norm{at::randn({128}, opt) * 0.2 + 1.0, 1e-6};
-        const std::string name = d + " gated RMSNorm [768, 128]";
+    // Gated DeltaNet output norm: [T * Hv, Dv] with the z gate (64 threads per row); and 3
+    // rows of 9000 (1024 threads, wider than the shared-memory norms take).
+    for (const auto [rows, D] : {std::pair<std::int64_t, std::int64_t>{16 * 48, 128}, {3, 9000}}) {
+        const auto x = at::randn({rows, D}, opt), z = at::randn({rows, D}, opt) * 2;
+        const GatedRmsNorm norm{at::randn({D}, opt) * 0.2 + 1.0, 1e-6};
+        const std::string name = d + " gated RMSNorm [" + std::to_string(rows) + ", " + std::to_string(D) + "]";
         const auto f = fusedOrFail(name, kernels::gatedRmsNorm(x, z, norm.weight, norm.eps));
         if (f.defined()) compare(name, f, reference([&] { return norm(x, z); }), 2, 0.01);
     }

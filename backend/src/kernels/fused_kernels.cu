@@ -43,7 +43,7 @@ __device__ __forceinline__ float invRms(float sumSquares, long long D, float eps
 __device__ __forceinline__ float square(float v) { return __fmul_rn(v, v); }
 
 template <typename T>
-__global__ void normKernel(NormLaunch p) {
+__global__ void __launch_bounds__(1024) normKernel(NormLaunch p) {
     extern __shared__ float row[];  // [D]: the normalised row in T, as float
     const long long r = blockIdx.x;
     const long long a = r / p.B, b = r % p.B;
@@ -91,7 +91,7 @@ __global__ void normKernel(NormLaunch p) {
 }
 
 template <typename T>
-__global__ void gatedNormKernel(const T* x, long long xStride, const T* z, long long zStride, const T* w,
+__global__ void __launch_bounds__(1024) gatedNormKernel(const T* x, long long xStride, const T* z, long long zStride, const T* w,
                                 long long D, float eps, T* out) {
     const long long r = blockIdx.x;
     x += r * xStride;
@@ -123,7 +123,7 @@ __global__ void gatesKernel(const T* a, long long aStride, const T* b, long long
 }
 
 template <typename T>
-__global__ void sigmoidGateKernel(const T* attn, long long sH, long long sT, const T* gate, long long gT,
+__global__ void __launch_bounds__(1024) sigmoidGateKernel(const T* attn, long long sH, long long sT, const T* gate, long long gT,
                                   long long gH, long long H, long long D, T* out) {
     const long long r = blockIdx.x;  // t * H + h
     const long long t = r / H, h = r % H;
@@ -138,7 +138,9 @@ __global__ void sigmoidGateKernel(const T* attn, long long sH, long long sT, con
 
 /// Threads per row: by the row's width, then doubled (up to 1024, keeping at least 4 elements
 /// per thread) while the launch has fewer than 32768 threads in all: a verify step normalises
-/// 16 rows of 5120, where 16 blocks of 256 threads left each thread a long serial loop.
+/// 16 rows of 5120, where 16 blocks of 256 threads left each thread a long serial loop. (So
+/// the float32 summation order of a row's norm, and rarely its last bf16 bit, can depend on
+/// how many rows the launch has: prefill and verify may round one row differently.)
 int threadsFor(long long D, long long rows) {
     int threads = D >= 2048 ? 256 : D >= 256 ? 128 : 64;
     while (threads < 1024 && rows * threads < 32768 && D / (2 * threads) >= 4) threads *= 2;

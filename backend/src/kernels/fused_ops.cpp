@@ -180,7 +180,7 @@ std::optional<at::Tensor> gatedRmsNorm(const at::Tensor& x, const at::Tensor& ga
         gate.device() != x.device() || x.stride(1) != 1 || gate.stride(1) != 1)
         return std::nullopt;
     const auto N = x.size(0), D = x.size(1);
-    if (D > kMaxRow || N > kMaxRows || !vectorLike(weight, x, D)) return std::nullopt;
+    if (N > kMaxRows || !vectorLike(weight, x, D)) return std::nullopt;  // no shared memory: any width
     auto out = at::empty({N, D}, x.options().memory_format(at::MemoryFormat::Contiguous));
     const OnDevice on(x);
     if (D > 0)
