@@ -414,6 +414,11 @@ private slots:
             {{"forward", "--model", target, "--prompt-ids", "1,,2", "--out", "/tmp/x.safetensors"}, "empty item in '1,,2'"},
             {{"forward", "--model", target, "--prompt-ids", " 1, 2 ,x", "--out", "/tmp/x.safetensors"},
              "--prompt-ids: 'x' is not an integer token id"},
+            // A config option for a model directory would be ignored: refused.
+            {{"inspect", drafter, "--config", drafter + "/config.json"},
+             "--config: only for a .pt checkpoint file; path '" + drafter + "' is a model directory"},
+            {{"inspect", drafter, "--diff", target, "--diff-config", drafter + "/config.json"},
+             "--diff-config: only for a .pt checkpoint file; --diff '" + target + "' is a model directory"},
         };
         for (const auto& c : cases) {
             const auto r = cli(c.args);
@@ -436,6 +441,7 @@ private slots:
               "--prompt-ids", "1"},
              "--prompt-ids excludes --prompts"},
             {{"bogus"}, "error: unknown subcommand 'bogus': expected one of run, forward, diagnose"},
+            {{"inspect", drafter, "--diff-config", drafter + "/config.json"}, "--diff-config requires --diff"},
         };
         for (const auto& c : usageCases) {
             const auto r = cli(c.args);

@@ -4,6 +4,7 @@
 #include "draftscope/inspector.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -60,8 +61,8 @@ void InspectCommand::add(CLI::App& app) {
                                             "parameter totals and missing/unexpected tensors; --diff compares two");
     command->add_option("path", path, "model directory or .pt training checkpoint")->required();
     command->add_option("--config", config, "config.json for a .pt checkpoint (default: the one beside it)");
-    command->add_option("--diff", diffWith, "a second checkpoint: per-tensor difference statistics");
-    command->add_option("--diff-config", diffConfig, "config.json for a .pt --diff checkpoint");
+    auto* diff = command->add_option("--diff", diffWith, "a second checkpoint: per-tensor difference statistics");
+    command->add_option("--diff-config", diffConfig, "config.json for a .pt --diff checkpoint")->needs(diff);
     command->add_option("--json", jsonOut, "write the inspection (and diff) as JSON");
     command->add_option("--csv", csvOut, "write the tensor table (or, with --diff, the diff table) as CSV");
 }
@@ -72,6 +73,16 @@ int InspectCommand::run() const {
                 {"--diff", diffWith, PathKind::FileOrDirectory},
                 {"--diff-config", diffConfig, PathKind::File}},
                {{"--json", jsonOut}, {"--csv", csvOut}});
+    // A config option names the config of a .pt file; a directory is read with its own.
+    const auto onlyForPt = [](const std::string& option, const std::string& cfg, const std::string& of,
+                              const std::string& checkpoint) {
+        std::error_code ec;
+        if (!cfg.empty() && std::filesystem::is_directory(checkpoint, ec))
+            throw Error(option + ": only for a .pt checkpoint file; " + of + " '" + escapeNonPrintable(checkpoint) +
+                        "' is a model directory, read with its own config.json");
+    };
+    onlyForPt("--config", config, "path", path);
+    onlyForPt("--diff-config", diffConfig, "--diff", diffWith);
     const auto r = inspectCheckpoint(path, config);
     std::cout << "checkpoint: " << r.path << "\n";
     std::cout << "kind: " << r.kind << (r.architecture.empty() ? "" : " (" + r.architecture + ")") << "; " << r.source
