@@ -414,6 +414,14 @@ private slots:
             {{"forward", "--model", target, "--prompt-ids", "1,,2", "--out", "/tmp/x.safetensors"}, "empty item in '1,,2'"},
             {{"forward", "--model", target, "--prompt-ids", " 1, 2 ,x", "--out", "/tmp/x.safetensors"},
              "--prompt-ids: 'x' is not an integer token id"},
+            {{"forward", "--model", target, "--prompt-ids", "1,-1", "--out", "/tmp/x.safetensors"},
+             "--prompt-ids: '-1' is negative: token ids are >= 0"},
+            {{"forward", "--model", target, "--prompt-ids", "99999999999999999999", "--out", "/tmp/x.safetensors"},
+             "--prompt-ids: '99999999999999999999' is out of range for a token id"},
+            {{"forward", "--model", target, "--prompt-ids", "+5", "--out", "/tmp/x.safetensors"}, "'+5' is not an integer"},
+            {{"forward", "--model", target, "--prompt-ids", "\n1", "--out", "/tmp/x.safetensors"}, "'\\n1' is not an integer"},
+            {{"diagnose", "--target", target, "--drafter", drafter, "--chat"},
+             "--chat: applies to --prompt or --prompt-file; the built-in prompts are used as they are"},
             // A config option for a model directory would be ignored: refused.
             {{"inspect", drafter, "--config", drafter + "/config.json"},
              "--config: only for a .pt checkpoint file; path '" + drafter + "' is a model directory"},
@@ -442,6 +450,11 @@ private slots:
              "--prompt-ids excludes --prompts"},
             {{"bogus"}, "error: unknown subcommand 'bogus': expected one of run, forward, diagnose"},
             {{"inspect", drafter, "--diff-config", drafter + "/config.json"}, "--diff-config requires --diff"},
+            {{"diagnose", "--target", target, "--drafter", drafter, "--prompts", "p.jsonl", "--chat"},
+             "--chat excludes --prompts"},
+            {{"compare", "--target", target, "--drafter", drafter, "--drafter", drafter, "--prompts", "p.jsonl",
+              "--chat", "--no-thinking"},
+             "excludes --prompts"},
         };
         for (const auto& c : usageCases) {
             const auto r = cli(c.args);

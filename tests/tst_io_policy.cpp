@@ -283,6 +283,14 @@ private slots:
             QString message;
         };
         const QString drafter = d + "/drafter";
+        // A .pt training checkpoint with its config.json beside it.
+        fs::create_directories((d + "/pt").toStdString());
+        fs::copy(dataPath("pt/flat.pt"), (d + "/pt/flat.pt").toStdString());
+        fs::copy(dataPath("pt/config.json"), (d + "/pt/config.json").toStdString());
+        const std::string ptConfig = readFileToString((d + "/pt/config.json").toStdString());
+        // Links whose targets do not exist yet: the write would create the target.
+        fs::create_symlink((d + "/drafter/model-2.safetensors").toStdString(), (d + "/dangling").toStdString());
+        fs::create_symlink("r2.json", (d + "/dangling2").toStdString());
         const std::vector<Case> cases{
             {{"forward", "--model", drafter, "--prompt", "hi", "--out", drafter + "/model.safetensors"},
              "--out: '" + drafter + "/model.safetensors' would overwrite a checkpoint file in --model's directory"},
@@ -293,16 +301,30 @@ private slots:
             {{"eval", "--target", drafter, "--drafter", drafter, "--prompts", d + "/prompts.jsonl", "--out",
               d + "/prompts.jsonl"},
              "--out: '" + d + "/prompts.jsonl' is also read as --prompts: writing it would destroy the input"},
+            {{"inspect", d + "/pt/flat.pt", "--json", d + "/pt/config.json"},
+             "--json: '" + d + "/pt/config.json' would overwrite a checkpoint file in path's directory '" + d + "/pt'"},
+            // A new file named relative and absolute, or through "..", is one file.
+            {{"inspect", drafter, "--json", "r.json", "--csv", d + "/r.json"},
+             "--csv: '" + d + "/r.json' is also the file of --json"},
+            {{"inspect", drafter, "--json", d + "/r.json", "--csv", d + "/pt/../r.json"},
+             "--csv: '" + d + "/pt/../r.json' is also the file of --json"},
+            {{"forward", "--model", drafter, "--prompt", "hi", "--out", d + "/dangling"},
+             "--out: '" + d + "/dangling' would overwrite a checkpoint file in --model's directory"},
+            {{"inspect", drafter, "--json", d + "/r2.json", "--csv", d + "/dangling2"},
+             "--csv: '" + d + "/dangling2' is also the file of --json"},
         };
         for (const auto& c : cases) {
             QProcess p;
+            p.setWorkingDirectory(d);
             p.start(DRAFTSCOPE_CLI, c.args);
             QVERIFY(p.waitForFinished(60000));
             const QString err = QString::fromUtf8(p.readAllStandardError());
             QVERIFY2(p.exitCode() == 1 && err.contains("error: " + c.message), qPrintable(c.args.join(' ') + " -> " + err));
         }
         QCOMPARE(readFileToString(weights), before);
-        QVERIFY(!fs::exists((d + "/r.json").toStdString()));
+        QVERIFY(!fs::exists((d + "/r.json").toStdString()) && !fs::exists((d + "/r2.json").toStdString()));
+        QVERIFY(!fs::exists((d + "/drafter/model-2.safetensors").toStdString()));
+        QCOMPARE(readFileToString((d + "/pt/config.json").toStdString()), ptConfig);
         QCOMPARE(readFileToString((d + "/prompts.jsonl").toStdString()), std::string("{\"prompt\": \"hi\"}\n"));
     }
 

@@ -14,6 +14,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <sstream>
@@ -60,10 +62,19 @@ namespace detail {
 /// Refuses outputs that would overwrite what the command reads or each other (checkPaths).
 inline void checkOutputsApart(const std::vector<OutputPath>& outputs, const std::vector<InputPath>& inputs) {
     namespace fs = std::filesystem;
-    const auto canonical = [](const std::string& p) {
+    // The file a path names once written: absolute, symlinks followed (a dangling one too:
+    // the write would create its target), "." and ".." resolved.
+    const auto canonical = [](const std::string& text) {
         std::error_code ec;
-        auto c = fs::weakly_canonical(fs::path(p), ec);
-        return ec ? fs::absolute(fs::path(p)).lexically_normal() : c;
+        fs::path p = fs::absolute(fs::path(text), ec);
+        if (ec) p = fs::path(text);
+        for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+            const auto target = fs::read_symlink(p, ec);
+            if (ec) break;
+            p = target.is_absolute() ? target : p.parent_path() / target;
+        }
+        auto c = fs::weakly_canonical(p, ec);
+        return ec ? p.lexically_normal() : c.lexically_normal();
     };
     const auto checkpointFile = [](const fs::path& p) {
         const auto name = p.filename().string();
@@ -94,9 +105,13 @@ inline void checkOutputsApart(const std::vector<OutputPath>& outputs, const std:
             if (o == p)
                 throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is also read as " + in.option +
                             ": writing it would destroy the input");
-            if (fs::is_directory(p, ec) && o.parent_path() == p && checkpointFile(o))
+            // A model directory, or the directory of a .pt file (its config.json beside it).
+            const bool directory = fs::is_directory(p, ec);
+            const bool pt = !directory && p.extension() == ".pt";
+            if ((directory || pt) && o.parent_path() == (directory ? p : p.parent_path()) && checkpointFile(o))
                 throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' would overwrite a checkpoint file in " +
-                            in.option + "'s directory '" + escapeNonPrintable(in.path) + "'");
+                            in.option + "'s directory '" +
+                            escapeNonPrintable(directory ? in.path : p.parent_path().string()) + "'");
         }
     }
 }
@@ -108,7 +123,8 @@ inline void checkOutputsApart(const std::vector<OutputPath>& outputs, const std:
 /// InvalidSetting naming the option); every given output passes the output-file policy
 /// (checkOutputPath; its Error re-thrown prefixed "<option>: "); and no output overwrites an
 /// input or another output: the same file as an input or as another output, or a file
-/// inside an input model directory named like a checkpoint's (config.json, tokenizer files,
+/// inside an input model directory or beside an input .pt file named like a checkpoint's
+/// (config.json, tokenizer files,
 /// *.safetensors, *.safetensors.index.json, *.pt, *.bin). Throws Error naming the output
 /// option and the other ("--json: '...' is also the file of --out: give each output its
 /// own file"; "--out: '...' is also read as --prompts: writing it would destroy the input";
@@ -140,15 +156,20 @@ struct PromptArgs {
         ids_ = cmd.add_option("--prompt-ids", ids, "comma-separated token ids, e.g. 1,2,3");
         text_->excludes(file_)->excludes(ids_);
         file_->excludes(ids_);
-        auto* c = cmd.add_flag("--chat", chat, "wrap the prompt text as one user turn of the ChatML template");
-        c->excludes(ids_);  // ids are used as given
-        cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block")->needs(c);
+        chat_ = cmd.add_flag("--chat", chat, "wrap the prompt text as one user turn of the ChatML template");
+        chat_->excludes(ids_);  // ids are used as given
+        noThinking_ = cmd.add_flag("--no-thinking", noThinking, "with --chat: append Qwen3's empty <think></think> block")
+                          ->needs(chat_);
     }
 
-    /// Makes `other` (e.g. a prompt-set option) and every prompt option exclude each other.
+    /// Makes `other` (e.g. a prompt-set option) and every prompt option, --chat and
+    /// --no-thinking included, exclude each other.
     void excludes(CLI::Option* other) {
-        for (auto* o : {text_, file_, ids_}) o->excludes(other);
+        for (auto* o : {text_, file_, ids_, chat_, noThinking_}) o->excludes(other);
     }
+
+    /// Whether a single prompt was given (--prompt, --prompt-file or --prompt-ids).
+    bool given() const { return !text.empty() || !file.empty() || !ids.empty(); }
 
     /// --prompt-file as an input of checkPaths.
     InputPath pathOption() const { return {"--prompt-file", file, PathKind::File}; }
@@ -172,13 +193,14 @@ struct PromptArgs {
                 if (item.empty())
                     throw Error("--prompt-ids: empty item in '" + escapeNonPrintable(ids) +
                                 "': expected comma-separated integer token ids, e.g. 1,2,3");
-                try {
-                    std::size_t used = 0;
-                    p.ids.push_back(std::stoll(item, &used));
-                    if (used != item.size()) throw std::invalid_argument(item);
-                } catch (const std::exception&) {
+                std::int64_t id = 0;
+                const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), id);
+                if (ec == std::errc::result_out_of_range)
+                    throw Error("--prompt-ids: '" + escapeNonPrintable(item) + "' is out of range for a token id");
+                if (ec != std::errc() || end != item.data() + item.size())
                     throw Error("--prompt-ids: '" + escapeNonPrintable(item) + "' is not an integer token id");
-                }
+                if (id < 0) throw Error("--prompt-ids: '" + item + "' is negative: token ids are >= 0");
+                p.ids.push_back(id);
                 if (comma == std::string::npos) break;
                 start = comma + 1;
             }
@@ -198,7 +220,7 @@ struct PromptArgs {
     }
 
 private:
-    CLI::Option *text_ = nullptr, *file_ = nullptr, *ids_ = nullptr;
+    CLI::Option *text_ = nullptr, *file_ = nullptr, *ids_ = nullptr, *chat_ = nullptr, *noThinking_ = nullptr;
 };
 
 /// --device, --dtype, --threads, checked by validate(LoadOptions) (check(), before loading).

@@ -97,7 +97,8 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     std::vector<DiagnosePrompt> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.push_back({e.id, promptSpecForTurn(e, 0, {}, true)});
-    } else if (prompt.text.empty() && prompt.file.empty() && prompt.ids.empty()) {
+    } else if (!prompt.given()) {
+        if (prompt.chat) throw Error("--chat: applies to --prompt or --prompt-file; the built-in prompts are used as they are");
         prompts = defaultDiagnosePrompts();
     } else {
         prompts.push_back({"prompt", prompt.spec()});
