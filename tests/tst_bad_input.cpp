@@ -422,6 +422,9 @@ private slots:
             {{"forward", "--model", target, "--prompt-ids", "\n1", "--out", "/tmp/x.safetensors"}, "'\\n1' is not an integer"},
             {{"diagnose", "--target", target, "--drafter", drafter, "--chat"},
              "--chat: applies to --prompt or --prompt-file; the built-in prompts are used as they are"},
+            // Which side of compare-targets failed to load (this CPU build has no CUDA).
+            {{"compare-targets", "--target", target, "--prompt-ids", "1,2", "--device-b", "cuda"},
+             "load B (--device-b cuda): device 'cuda' requested"},
             // A config option for a model directory would be ignored: refused.
             {{"inspect", drafter, "--config", drafter + "/config.json"},
              "--config: only for a .pt checkpoint file; path '" + drafter + "' is a model directory"},

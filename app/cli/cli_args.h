@@ -223,6 +223,17 @@ private:
     CLI::Option *text_ = nullptr, *file_ = nullptr, *ids_ = nullptr, *chat_ = nullptr, *noThinking_ = nullptr;
 };
 
+/// The input paths of a command over one target, its drafters, a prompt set and a single
+/// prompt (compare, diagnose), for checkPaths.
+inline std::vector<InputPath> modelAndPromptInputs(const std::string& target, const std::vector<std::string>& drafters,
+                                                   const std::string& promptSet, const PromptArgs& prompt) {
+    std::vector<InputPath> inputs{{"--target", target, PathKind::Directory}};
+    for (const auto& d : drafters) inputs.push_back({"--drafter", d, PathKind::FileOrDirectory});
+    inputs.push_back({"--prompts", promptSet, PathKind::File});
+    inputs.push_back(prompt.pathOption());
+    return inputs;
+}
+
 /// --device, --dtype, --threads, checked by validate(LoadOptions) (check(), before loading).
 struct DeviceArgs {
     LoadOptions load;

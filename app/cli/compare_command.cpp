@@ -43,11 +43,7 @@ int CompareDraftersCommand::run(const std::atomic<bool>& cancel) const {
     if (drafters.size() != 2) throw Error("compare needs exactly two --drafter options (A and B), got " +
                                           std::to_string(drafters.size()));
     device.check();
-    std::vector<InputPath> inputs{{"--target", targetDir, PathKind::Directory}};
-    for (const auto& d : drafters) inputs.push_back({"--drafter", d, PathKind::FileOrDirectory});
-    inputs.push_back({"--prompts", promptsFile, PathKind::File});
-    inputs.push_back(prompt.pathOption());
-    checkPaths(inputs, {{"--json", jsonOut}});
+    checkPaths(modelAndPromptInputs(targetDir, drafters, promptsFile, prompt), {{"--json", jsonOut}});
     std::vector<std::pair<std::string, PromptSpec>> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.emplace_back(e.id, promptSpecForTurn(e, 0, {}, true));
@@ -143,7 +139,15 @@ int CompareTargetsCommand::run() const {
     for (int k = 0; k < 2; ++k) {
         Engine e;  // one model in memory at a time
         std::cerr << "load " << char('A' + k) << ": " << dirs[k] << " (" << loads[k].device << ", " << loads[k].dtype << ")\n";
-        m[k] = e.loadTarget(dirs[k], loads[k]);
+        const std::string side = k == 0 ? "a" : "b";
+        try {  // errors say which side: "--device-b: ...", "load B (--device-b cuda): ..."
+            checkOptions([&] { m[k] = e.loadTarget(dirs[k], loads[k]); }, "-" + side);
+        } catch (const InvalidSetting&) {
+            throw;
+        } catch (const Error& err) {
+            throw Error(std::string("load ") + char('A' + k) + " (--device-" + side + " " + loads[k].device + "): " +
+                        err.what());
+        }
         f[k] = e.forward(spec);
     }
     const auto c = compareTargetForwards(f[0], f[1]);

@@ -89,11 +89,7 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     loop.apply(settings.sampling);
     checkOptions([&] { validate(settings); });
     device.check();
-    std::vector<InputPath> inputs{{"--target", targetDir, PathKind::Directory}};
-    for (const auto& d : drafters) inputs.push_back({"--drafter", d, PathKind::FileOrDirectory});
-    inputs.push_back({"--prompts", promptsFile, PathKind::File});
-    inputs.push_back(prompt.pathOption());
-    checkPaths(inputs, {{"--json", jsonOut}});
+    checkPaths(modelAndPromptInputs(targetDir, drafters, promptsFile, prompt), {{"--json", jsonOut}});
     std::vector<DiagnosePrompt> prompts;
     if (!promptsFile.empty()) {
         for (const auto& e : loadPromptSetFile(promptsFile)) prompts.push_back({e.id, promptSpecForTurn(e, 0, {}, true)});
