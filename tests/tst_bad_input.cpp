@@ -399,8 +399,14 @@ private slots:
             QStringList args;
             QString expect;
         };
+        writeBytes(dir("empty-prompt.txt"), "");
+        const QString emptyPrompt = QString::fromStdString(dir("empty-prompt.txt"));
         const QList<Case> cases = {
             {{"run", "--target", "/nonexistent", "--drafter", drafter, "--prompt", "x"}, "not found"},
+            {{"run", "--target", target, "--drafter", drafter, "--prompt-file", emptyPrompt},
+             "--prompt-file: '" + emptyPrompt + "' is empty: nothing to condition the target on"},
+            {{"run", "--target", target, "--drafter", drafter, "--drafter-config", drafter + "/config.json", "--prompt", "x"},
+             "--drafter-config: only for a .pt checkpoint file; --drafter '" + drafter + "' is a model directory"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,x,3"}, "'x' is not an integer"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"run", "--target", drafter, "--drafter", drafter, "--prompt", "x"}, "drafter"},

@@ -143,6 +143,18 @@ inline void checkPaths(const std::vector<InputPath>& inputs, const std::vector<O
     detail::checkOutputsApart(outputs, inputs);
 }
 
+/// Refuses a config option (`option`, e.g. "--drafter-config") given for a checkpoint that
+/// is a model directory (`of`, its option, and `checkpoint`): only a .pt training
+/// checkpoint takes an outside config.json; a directory is read with its own, so the option
+/// would be ignored. Throws Error naming both.
+inline void checkConfigOnlyForPt(const std::string& option, const std::string& config, const std::string& of,
+                                 const std::string& checkpoint) {
+    std::error_code ec;
+    if (!config.empty() && std::filesystem::is_directory(checkpoint, ec))
+        throw Error(option + ": only for a .pt checkpoint file; " + of + " '" + escapeNonPrintable(checkpoint) +
+                    "' is a model directory, read with its own config.json");
+}
+
 /// Prompt options shared by the subcommands.
 struct PromptArgs {
     std::string text, file, ids;
@@ -210,6 +222,8 @@ struct PromptArgs {
             } catch (const Error& e) {
                 throw Error(std::string("--prompt-file: ") + e.what());
             }
+            if (p.text.empty())
+                throw Error("--prompt-file: '" + escapeNonPrintable(file) + "' is empty: nothing to condition the target on");
         } else if (!text.empty()) {
             p.text = text;
         } else {

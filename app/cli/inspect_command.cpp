@@ -4,7 +4,6 @@
 #include "draftscope/inspector.h"
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -73,16 +72,8 @@ int InspectCommand::run() const {
                 {"--diff", diffWith, PathKind::FileOrDirectory},
                 {"--diff-config", diffConfig, PathKind::File}},
                {{"--json", jsonOut}, {"--csv", csvOut}});
-    // A config option names the config of a .pt file; a directory is read with its own.
-    const auto onlyForPt = [](const std::string& option, const std::string& cfg, const std::string& of,
-                              const std::string& checkpoint) {
-        std::error_code ec;
-        if (!cfg.empty() && std::filesystem::is_directory(checkpoint, ec))
-            throw Error(option + ": only for a .pt checkpoint file; " + of + " '" + escapeNonPrintable(checkpoint) +
-                        "' is a model directory, read with its own config.json");
-    };
-    onlyForPt("--config", config, "path", path);
-    onlyForPt("--diff-config", diffConfig, "--diff", diffWith);
+    checkConfigOnlyForPt("--config", config, "path", path);
+    checkConfigOnlyForPt("--diff-config", diffConfig, "--diff", diffWith);
     const auto r = inspectCheckpoint(path, config);
     std::cout << "checkpoint: " << r.path << "\n";
     std::cout << "kind: " << r.kind << (r.architecture.empty() ? "" : " (" + r.architecture + ")") << "; " << r.source

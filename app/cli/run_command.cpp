@@ -40,6 +40,7 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
                 {"--drafter-config", drafterConfig, PathKind::File},
                 prompt.pathOption()},
                {{"--json", jsonOut}});
+    checkConfigOnlyForPt("--drafter-config", drafterConfig, "--drafter", drafterDir);
     const auto spec = prompt.spec();
     Engine engine;
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
