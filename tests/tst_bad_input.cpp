@@ -458,6 +458,8 @@ private slots:
               "--prompt-ids", "1"},
              "--prompt-ids excludes --prompts"},
             {{"bogus"}, "error: unknown subcommand 'bogus': expected one of run, forward, diagnose"},
+            {{"--", "bogus"}, "error: unknown subcommand 'bogus'"},
+            {{"--bogus"}, "error: unknown option '--bogus' before the subcommand: expected one of run,"},
             {{"inspect", drafter, "--diff-config", drafter + "/config.json"}, "--diff-config requires --diff"},
             {{"diagnose", "--target", target, "--drafter", drafter, "--prompts", "p.jsonl", "--chat"},
              "--chat excludes --prompts"},

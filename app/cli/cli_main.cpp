@@ -23,6 +23,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 using namespace draftscope;
 using namespace draftscope::cli;
@@ -81,13 +82,19 @@ int main(int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        // "draftscope-cli bogus": CLI11 would say only that a subcommand is required.
+        // "draftscope-cli bogus", "draftscope-cli --bogus", "draftscope-cli -- bogus": CLI11
+        // would say only that a subcommand is required; name the word instead.
         const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
-        if (argc > 1 && argv[1][0] != '-' &&
-            std::none_of(subcommands.begin(), subcommands.end(), [&](CLI::App* s) { return s->check_name(argv[1]); })) {
+        const int first = argc > 1 && std::string_view(argv[1]) == "--" ? 2 : 1;
+        const bool helpOrVersion = e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
+        if (!helpOrVersion && argc > first &&
+            std::none_of(subcommands.begin(), subcommands.end(), [&](CLI::App* s) { return s->check_name(argv[first]); })) {
             std::string names;
             for (const auto* sub : subcommands) names += (names.empty() ? "" : ", ") + sub->get_name();
-            std::cerr << "error: unknown subcommand '" << escapeForDisplay(argv[1]) << "': expected one of " << names
+            const bool option = first == 1 && argv[1][0] == '-';
+            std::cerr << "error: " << (option ? "unknown option '" : "unknown subcommand '") << escapeForDisplay(argv[first])
+                      << (option ? "' before the subcommand" : "'") << ": expected one of " << names
+                      << (option ? " (a subcommand's options follow it: draftscope-cli run --help)" : "")
                       << "\nRun with --help for more information.\n";
             return 2;
         }
