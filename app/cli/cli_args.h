@@ -196,12 +196,7 @@ struct PromptArgs {
             p.kind = PromptSpec::Kind::Ids;
             // Items separated by commas, spaces around them allowed ("1, 2, 3"); an empty item
             // ("1,", "1,,2") is refused, not skipped.
-            std::size_t start = 0;
-            while (true) {
-                const auto comma = ids.find(',', start);
-                std::string item = ids.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-                const auto first = item.find_first_not_of(" \t"), last = item.find_last_not_of(" \t");
-                item = first == std::string::npos ? std::string() : item.substr(first, last - first + 1);
+            for (const auto& item : splitCommas(ids)) {
                 if (item.empty())
                     throw Error("--prompt-ids: empty item in '" + escapeNonPrintable(ids) +
                                 "': expected comma-separated integer token ids, e.g. 1,2,3");
@@ -213,8 +208,6 @@ struct PromptArgs {
                     throw Error("--prompt-ids: '" + escapeNonPrintable(item) + "' is not an integer token id");
                 if (id < 0) throw Error("--prompt-ids: '" + item + "' is negative: token ids are >= 0");
                 p.ids.push_back(id);
-                if (comma == std::string::npos) break;
-                start = comma + 1;
             }
         } else if (!file.empty()) {  // checked with the other paths (pathOption, checkPaths)
             try {

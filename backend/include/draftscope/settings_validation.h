@@ -62,6 +62,11 @@ void validate(const LoadOptions& options);
 /// "cuda:1"}; spaces around entries are dropped; "auto" stays one entry), each checked as validate(LoadOptions) does. Throws InvalidSetting("device").
 std::vector<std::string> deviceList(const std::string& device);
 
+/// The comma-separated entries of `text`, each without surrounding spaces and tabs ("a, b"
+/// is {"a", "b"}; an empty entry stays empty: "1," is {"1", ""}). Shared by the list options
+/// (--device, --gpu-memory, --prompt-ids).
+std::vector<std::string> splitCommas(const std::string& text);
+
 /// Parses per-device memory limits "40GiB,40GiB" (spaces around entries allowed): each a number >= 0 (decimals allowed)
 /// with a unit B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024),
 /// rounded down to whole bytes. Throws InvalidSetting for "gpu-memory" naming the bad entry

@@ -40,23 +40,6 @@ bool isCudaIndex(const std::string& name) {
     return true;
 }
 
-/// The comma-separated entries of `text`, each without surrounding spaces and tabs ("a, b"
-/// is "a,b"; an empty entry stays empty).
-std::vector<std::string> splitCommas(const std::string& text) {
-    const auto trimmed = [](const std::string& e) {
-        const auto first = e.find_first_not_of(" \t");
-        return first == std::string::npos ? std::string() : e.substr(first, e.find_last_not_of(" \t") - first + 1);
-    };
-    std::vector<std::string> out;
-    std::size_t from = 0;
-    for (auto comma = text.find(','); comma != std::string::npos; comma = text.find(',', from)) {
-        out.push_back(trimmed(text.substr(from, comma - from)));
-        from = comma + 1;
-    }
-    out.push_back(trimmed(text.substr(from)));
-    return out;
-}
-
 /// One "40GiB" entry of a memory list, in bytes.
 std::uint64_t parseMemoryLimit(const std::string& entry) {
     static const std::pair<const char*, double> kUnits[] = {
@@ -80,6 +63,22 @@ std::uint64_t parseMemoryLimit(const std::string& entry) {
 }
 
 }  // namespace
+
+std::vector<std::string> splitCommas(const std::string& text) {
+    const auto trimmed = [](const std::string& e) {
+        const auto first = e.find_first_not_of(" \t");
+        return first == std::string::npos ? std::string() : e.substr(first, e.find_last_not_of(" \t") - first + 1);
+    };
+    std::vector<std::string> out;
+    std::size_t from = 0;
+    for (auto comma = text.find(','); comma != std::string::npos; comma = text.find(',', from)) {
+        out.push_back(trimmed(text.substr(from, comma - from)));
+        from = comma + 1;
+    }
+    out.push_back(trimmed(text.substr(from)));
+    return out;
+}
+
 
 std::vector<std::string> deviceList(const std::string& device) {
     const auto entries = splitCommas(device);
