@@ -85,10 +85,22 @@ inline void checkOutputsApart(const std::vector<OutputPath>& outputs, const std:
                name == "special_tokens_map.json" || name == "chat_template.jinja" || ends(".safetensors") ||
                ends(".safetensors.index.json") || ends(".pt") || ends(".bin");
     };
-    // Each path resolved once (symlinks, "..").
-    std::vector<fs::path> outPaths, inPaths;
+    // Each path resolved once (symlinks, ".."); per input, the directory whose checkpoint
+    // files it reads: a model directory itself, or the directory of a .pt file (its
+    // config.json beside it); empty for other inputs.
+    std::vector<fs::path> outPaths, inPaths, inModelDirs;
     for (const auto& out : outputs) outPaths.push_back(out.path.empty() ? fs::path() : canonical(out.path));
-    for (const auto& in : inputs) inPaths.push_back(in.path.empty() ? fs::path() : canonical(in.path));
+    for (const auto& in : inputs) {
+        inPaths.push_back(in.path.empty() ? fs::path() : canonical(in.path));
+        const auto& p = inPaths.back();
+        std::error_code ec;
+        fs::path modelDir;
+        if (!in.path.empty() && fs::is_directory(p, ec))
+            modelDir = p;
+        else if (!in.path.empty() && p.extension() == ".pt")
+            modelDir = p.parent_path();
+        inModelDirs.push_back(modelDir);
+    }
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const auto& out = outputs[i];
         const auto& o = outPaths[i];
@@ -100,18 +112,15 @@ inline void checkOutputsApart(const std::vector<OutputPath>& outputs, const std:
         for (std::size_t k = 0; k < inputs.size(); ++k) {
             const auto& in = inputs[k];
             const auto& p = inPaths[k];
+            const auto& modelDir = inModelDirs[k];
             if (in.path.empty()) continue;
-            std::error_code ec;
             if (o == p)
                 throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' is also read as " + in.option +
                             ": writing it would destroy the input");
-            // A model directory, or the directory of a .pt file (its config.json beside it).
-            const bool directory = fs::is_directory(p, ec);
-            const bool pt = !directory && p.extension() == ".pt";
-            if ((directory || pt) && o.parent_path() == (directory ? p : p.parent_path()) && checkpointFile(o))
+            if (!modelDir.empty() && o.parent_path() == modelDir && checkpointFile(o))
                 throw Error(out.option + ": '" + escapeNonPrintable(out.path) + "' would overwrite a checkpoint file in " +
                             in.option + "'s directory '" +
-                            escapeNonPrintable(directory ? in.path : p.parent_path().string()) + "'");
+                            escapeNonPrintable(modelDir == p ? in.path : modelDir.string()) + "'");
         }
     }
 }

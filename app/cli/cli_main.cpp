@@ -84,13 +84,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // "draftscope-cli bogus", "draftscope-cli --bogus", "draftscope-cli -- bogus": CLI11
         // would say only that a subcommand is required; name the word instead.
-        const auto subcommands = app.get_subcommands([](CLI::App*) { return true; });
+        const auto every = app.get_subcommands([](CLI::App*) { return true; });  // not only the parsed ones
         const int first = argc > 1 && std::string_view(argv[1]) == "--" ? 2 : 1;
         const bool helpOrVersion = e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success);
         if (!helpOrVersion && argc > first &&
-            std::none_of(subcommands.begin(), subcommands.end(), [&](CLI::App* s) { return s->check_name(argv[first]); })) {
+            std::none_of(every.begin(), every.end(), [&](CLI::App* s) { return s->check_name(argv[first]); })) {
             std::string names;
-            for (const auto* sub : subcommands) names += (names.empty() ? "" : ", ") + sub->get_name();
+            for (const auto* sub : every) names += (names.empty() ? "" : ", ") + sub->get_name();
             const bool option = first == 1 && argv[1][0] == '-';
             std::cerr << "error: " << (option ? "unknown option '" : "unknown subcommand '") << escapeForDisplay(argv[first])
                       << (option ? "' before the subcommand" : "'") << ": expected one of " << names
