@@ -66,6 +66,16 @@ bool vectorLike(const at::Tensor& t, const at::Tensor& x, std::int64_t n) {
            t.scalar_type() == x.scalar_type() && t.device() == x.device();
 }
 
+/// The rows of x viewed as [rows, last dim].
+std::int64_t rowCount(const at::Tensor& x) { return x.numel() / std::max<std::int64_t>(x.size(-1), 1); }
+
+/// The norm kernel takes x (one block per row, the row kept in shared memory) with `weight`
+/// a [D] vector: rows up to kMaxRow wide, at most kMaxRows of them.
+bool normFits(const at::Tensor& x, const at::Tensor& weight) {
+    const auto D = x.size(-1);
+    return D <= kMaxRow && vectorLike(weight, x, D) && rowCount(x) <= kMaxRows;
+}
+
 /// The stride between consecutive rows of x viewed as [rows, last dim], if one stride fits.
 std::optional<std::int64_t> rowStride(const at::Tensor& x) {
     if (x.stride(-1) != 1) return std::nullopt;
@@ -98,8 +108,7 @@ std::optional<at::Tensor> rmsNorm(const at::Tensor& x, const at::Tensor& weight,
     const auto dtype = usable(x);
     if (!dtype || x.dim() < 1) return std::nullopt;
     const auto D = x.size(-1);
-    if (D > kMaxRow || !vectorLike(weight, x, D) || x.numel() / std::max<std::int64_t>(D, 1) > kMaxRows)
-        return std::nullopt;
+    if (!normFits(x, weight)) return std::nullopt;
     auto in = x;
     auto stride = rowStride(in);
     if (!stride) {
@@ -108,7 +117,7 @@ std::optional<at::Tensor> rmsNorm(const at::Tensor& x, const at::Tensor& weight,
     }
     auto out = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
     const OnDevice on(x);
-    NormLaunch p{*dtype, in.data_ptr(), x.numel() / std::max<std::int64_t>(D, 1), 1, D, *stride, 0,
+    NormLaunch p{*dtype, in.data_ptr(), rowCount(x), 1, D, *stride, 0,
                  weight.data_ptr(), static_cast<float>(eps), zeroCentered};
     p.out = out.data_ptr();
     if (D > 0) check(launchNorm(p, on.stream()), "RMSNorm");
@@ -122,8 +131,7 @@ std::optional<std::pair<at::Tensor, at::Tensor>> addRmsNorm(const at::Tensor& x,
         delta.scalar_type() != x.scalar_type() || delta.device() != x.device())
         return std::nullopt;
     const auto D = x.size(-1);
-    if (D > kMaxRow || !vectorLike(weight, x, D) || x.numel() / std::max<std::int64_t>(D, 1) > kMaxRows)
-        return std::nullopt;
+    if (!normFits(x, weight)) return std::nullopt;
     auto in = x, add = delta;
     auto sx = rowStride(in), sd = rowStride(add);
     if (!sx) {
@@ -137,7 +145,7 @@ std::optional<std::pair<at::Tensor, at::Tensor>> addRmsNorm(const at::Tensor& x,
     const auto contiguous = x.options().memory_format(at::MemoryFormat::Contiguous);
     auto sum = at::empty(x.sizes(), contiguous), out = at::empty(x.sizes(), contiguous);
     const OnDevice on(x);
-    NormLaunch p{*dtype, in.data_ptr(), x.numel() / std::max<std::int64_t>(D, 1), 1, D, *sx, 0,
+    NormLaunch p{*dtype, in.data_ptr(), rowCount(x), 1, D, *sx, 0,
                  weight.data_ptr(), static_cast<float>(eps), zeroCentered};
     p.out = out.data_ptr();
     p.residual = add.data_ptr();
