@@ -332,7 +332,7 @@ private slots:
         }
         // An empty value is refused by name (never read as 0 or as not given), numbers and
         // paths alike; --limit's range in words, not CLI11's 300-digit bound.
-        for (const QString& option : {"--temperature", "--top-k", "--threads", "--split-after", "--json", "--drafter-config",
+        for (const QString option : {"--temperature", "--top-k", "--threads", "--split-after", "--json", "--drafter-config",
                                       "--ddtree-budget", "--drafter-device"}) {
             const Exit r = cli(run + QStringList{option, ""});
             QVERIFY2(r.code == 2 && r.err.contains(option + ": expected a value, found an empty string"),
