@@ -410,7 +410,7 @@ private slots:
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,x,3"}, "'x' is not an integer"},
             {{"run", "--target", target, "--drafter", drafter, "--prompt-ids", "1,2", "--device", "tpu"}, "--device: expected cpu, cuda, cuda:N, a comma-separated list of them (cuda:0,cuda:1) or auto, found 'tpu'"},
             {{"run", "--target", drafter, "--drafter", drafter, "--prompt", "x"}, "drafter"},
-            {{"run", "--target", target, "--drafter", target, "--prompt", "x"}, "not a DFlash drafter"},
+            {{"run", "--target", target, "--drafter", target, "--prompt", "x"}, "is not a drafter family draftscope implements"},
             {{"forward", "--model", target, "--prompt-file", "/nonexistent.txt", "--out", "/tmp/x.safetensors"},
              "--prompt-file: expected an existing file, found '/nonexistent.txt' (not found)"},
             // An empty item is refused, not skipped; spaces around items are allowed (so the

@@ -303,9 +303,9 @@ private slots:
         QVERIFY(waitForSignal(failed, 60000));
         QCOMPARE(failed.first().at(0).toULongLong(), quint64(1));  // the id of this controller's first load
         QCOMPARE(failed.first().at(1).value<FailureKind>(), FailureKind::Load);
-        QVERIFY(failed.first().at(2).toString().contains("not a DFlash drafter"));
+        QVERIFY(failed.first().at(2).toString().contains("is not a drafter family draftscope implements"));
         QVERIFY(w.logText().contains("error (load): "));
-        QVERIFY(w.logText().contains("not a DFlash drafter"));
+        QVERIFY(w.logText().contains("is not a drafter family draftscope implements"));
         // The window still works: load the real pair and run.
         QString err;
         w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["1"].get<std::string>()));

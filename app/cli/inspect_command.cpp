@@ -39,7 +39,8 @@ nlohmann::json toJson(const CheckpointInspection& r) {
     nlohmann::json config = nlohmann::json::object();
     for (const auto& [k, v] : r.configFields) config[k] = nlohmann::json::parse(v, nullptr, false);
     return {{"path", r.path}, {"kind", r.kind}, {"source", r.source}, {"architecture", r.architecture},
-            {"attention_layout", r.attentionLayout}, {"config", config}, {"total_parameters", r.totalParameters}, {"total_bytes", r.totalBytes},
+            {"attention_layout", r.attentionLayout}, {"family", r.family}, {"family_detail", r.familyDetail},
+            {"config", config}, {"total_parameters", r.totalParameters}, {"total_bytes", r.totalBytes},
             {"missing", r.missing}, {"mismatched", r.mismatched}, {"unexpected", r.unexpected},
             {"notes", r.notes}, {"tensors", tensors}};
 }
@@ -78,6 +79,8 @@ int InspectCommand::run() const {
     std::cout << "checkpoint: " << r.path << "\n";
     std::cout << "kind: " << r.kind << (r.architecture.empty() ? "" : " (" + r.architecture + ")") << "; " << r.source
               << "\n";
+    if (!r.family.empty())
+        std::cout << "drafter family: " << r.family << (r.familyDetail.empty() ? "" : " (" + r.familyDetail + ")") << "\n";
     if (!r.attentionLayout.empty()) std::cout << "attention layout: " << r.attentionLayout << "\n";
     std::cout << "parameters: " << r.totalParameters << " in " << r.tensors.size() << " tensors, "
               << num(static_cast<double>(r.totalBytes) / (1 << 20)) << " MiB\n";

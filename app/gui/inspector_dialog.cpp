@@ -216,11 +216,16 @@ void InspectorDialog::fail(const QString& message) {
 }
 
 void InspectorDialog::showInspection(const CheckpointInspection& r) {
-    summary_->setText(tr("<b>%1</b><br>%2%3; %4<br>%5 parameters in %6 tensors, %7 MiB")
+    const QString family = r.family.empty() ? QString()
+                           : tr("<br>%1 drafter%2").arg(QString::fromStdString(r.family),
+                                                       r.familyDetail.empty() ? QString()
+                                                                              : ": " + QString::fromStdString(r.familyDetail).toHtmlEscaped());
+    summary_->setText(tr("<b>%1</b><br>%2%3; %4%8<br>%5 parameters in %6 tensors, %7 MiB")
                           .arg(QString::fromStdString(r.path).toHtmlEscaped(), QString::fromStdString(r.kind),
                                r.architecture.empty() ? QString() : " (" + QString::fromStdString(r.architecture) + ")",
                                QString::fromStdString(r.source).toHtmlEscaped(), QLocale().toString(qlonglong(r.totalParameters)),
-                               QString::number(r.tensors.size()), QString::number(double(r.totalBytes) / (1 << 20), 'f', 1)));
+                               QString::number(r.tensors.size()), QString::number(double(r.totalBytes) / (1 << 20), 'f', 1),
+                               family));
     tensors_->setRowCount(0);
     tensorView_->setSortingEnabled(false);
     for (const auto& t : r.tensors) {

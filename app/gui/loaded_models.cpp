@@ -10,14 +10,16 @@ namespace {
 
 QString tr(const char* text) { return QCoreApplication::translate("draftscope::LoadedModels", text); }
 
-/// "N layers (<layout>), block B, tapped layers [i, j]( (derived)), mask token M".
+/// "<family>: N layers (<layout>), block B, tapped layers [i, j]( (derived)), mask token M(; <parts>)".
 QString describeDrafter(const ModelSummary& d) {
     QString ids;
     for (auto id : d.targetLayerIds) ids += (ids.isEmpty() ? "" : ", ") + QString::number(id);
-    return tr("%1 layers (%6), block %2, tapped layers [%3]%4, mask token %5")
+    return tr("%7: %1 layers (%6), block %2, tapped layers [%3]%4, mask token %5%8")
         .arg(d.numLayers).arg(d.blockSize).arg(ids)
         .arg(d.targetLayerIdsDerived ? tr(" (derived)") : QString()).arg(d.maskTokenId)
-        .arg(QString::fromStdString(describeLayout(d.layout)));
+        .arg(QString::fromStdString(describeLayout(d.layout)))
+        .arg(QString::fromStdString(d.family.empty() ? std::string("DFlash") : d.family))
+        .arg(d.familyDetail.empty() ? QString() : "; " + QString::fromStdString(d.familyDetail));
 }
 
 }  // namespace

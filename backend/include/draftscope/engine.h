@@ -53,6 +53,10 @@ struct ModelSummary {
     std::vector<std::string> warnings;
     std::string source;  ///< how the weights were read when not a plain checkpoint directory
     // Drafters only:
+    /// The drafter family (drafterFamilyName: "DFlash", "DFlash2") and what sets it apart, e.g.
+    /// "conv kernel 2, groups of 16 around attention and MLP; candidate selector rank 16, top-8".
+    std::string family;
+    std::string familyDetail;
     std::int64_t blockSize = 0;
     std::int64_t maskTokenId = -1;
     std::vector<std::int64_t> targetLayerIds;
@@ -158,8 +162,10 @@ public:
     std::vector<ForwardResult> forwardSteps(const std::vector<std::vector<std::int64_t>>& chunks);
     /// One drafter call after prefilling the prompt (see DraftBlockResult), with the rotary
     /// numerics of reference revision `revision` (goldens.json: April2026; the variant
-    /// goldens: Current).
-    DraftBlockResult draftBlock(const PromptSpec& prompt, LoopRevision revision, int drafter = 0);
+    /// goldens: Current). For a DFlash2 drafter also the candidate selector's walk over the
+    /// block (greedy, or as `selector` asks; ignored for DFlash drafters).
+    DraftBlockResult draftBlock(const PromptSpec& prompt, LoopRevision revision, int drafter = 0,
+                                const SelectorProbe& selector = {});
 
     /// The drafter's attention weights at verify step `step` of `run` (which must come from
     /// this target and drafter): the target is prefilled on the committed tokens before the

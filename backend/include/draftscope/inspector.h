@@ -30,6 +30,10 @@ struct CheckpointInspection {
     /// Drafters: the resolved per-layer attention layout (describeLayout(), DFLASH.md
     /// section 9), e.g. "sliding 24 causal, full bidirectional"; empty otherwise.
     std::string attentionLayout;
+    /// Drafters: the family (drafterFamilyName: "DFlash", "DFlash2") and its parts in words
+    /// (describeFamily; empty for plain DFlash); empty for targets.
+    std::string family;
+    std::string familyDetail;
     /// config.json flattened to dotted keys ("dflash_config.mask_token_id") and JSON values.
     std::vector<std::pair<std::string, std::string>> configFields;
     std::vector<TensorStats> tensors;  ///< sorted by name

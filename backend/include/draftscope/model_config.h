@@ -140,8 +140,35 @@ struct TransformerConfig {
     }
 };
 
+/// Block-drafter families draftscope implements (docs/ENGINE.md, "Drafter families").
+enum class DrafterFamily {
+    DFlash,   ///< `DFlashDraftModel` (z-lab dflash/model.py; SpecForge and ModelOpt dialects)
+    /// `DFlash2DraftModel` (z-lab dflash/model.py @ 10129599): a grouped dynamic causal
+    /// convolution around each layer's attention and MLP, and a candidate selector that picks
+    /// each block token among the top-k of the drafter's logits.
+    DFlash2,
+};
+
+/// "DFlash" or "DFlash2": the name results files and the Models panel use.
+const char* drafterFamilyName(DrafterFamily family);
+
+struct DrafterConfig;
+/// What sets the drafter's family apart, in words for summaries ("" for plain DFlash), e.g.
+/// "conv kernel 2, groups of 16 around attention and MLP; candidate selector rank 16, top-8".
+std::string describeFamily(const DrafterConfig& config);
+
+/// DFlash2's extra hyper-parameters (`dflash_config` first, then the top level).
+struct DFlash2Config {
+    std::int64_t convKernelSize = 0;  ///< `conv_kernel_size`: taps of the causal convolution (>= 1)
+    std::int64_t convGroupSize = 0;   ///< `conv_group_size`: channels sharing one dynamic tap; divides hidden_size
+    std::int64_t selectorRank = 0;    ///< `selector_rank`: width of the predecessor/successor codebooks
+    std::int64_t selectorTopK = 0;    ///< `selector_top_k`: candidates per block position, <= vocab_size
+};
+
 /// A DFlash drafter's configuration (DFLASH.md section 1).
 struct DrafterConfig {
+    DrafterFamily family = DrafterFamily::DFlash;  ///< from `architectures` (DFLASH.md section 12)
+    std::optional<DFlash2Config> dflash2;          ///< set iff family == DFlash2
     TransformerConfig body;  ///< the drafter's own layers (no embedding, no LM head)
     std::int64_t blockSize = 16;
     std::int64_t maskTokenId = -1;
@@ -164,7 +191,9 @@ struct DrafterConfig {
 /// missing, a value has the wrong type, or the architecture is not supported.
 TransformerConfig loadTargetConfig(const std::string& dir);
 
-/// Reads `<dir>/config.json` of a DFlash drafter; `mask_token_id`, `target_layer_ids`,
+/// Reads `<dir>/config.json` of a block drafter: `architectures` ["DFlashDraftModel"] (or
+/// none, with a `dflash_config`) or ["DFlash2DraftModel"] (its conv_* and selector_* keys then
+/// required); any other architecture is refused by name. `mask_token_id`, `target_layer_ids`,
 /// `block_size`, `input_embedding_scale`, `output_multiplier` and `final_logit_softcapping`
 /// are read from `dflash_config` first, then the top level; the per-layer layout is resolved
 /// as DFLASH.md section 9. Throws Error as loadTargetConfig, and for a layout that cannot be

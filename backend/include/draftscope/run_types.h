@@ -92,6 +92,13 @@ struct VerifyStep {
     std::vector<float> rejectionP, rejectionQ;
     std::vector<int> rejectionTested;
     std::vector<float> rejectionAcceptProb;
+    /// DFlash2 only (its candidate selector picks `drafted`), else empty; [B-1] each: the
+    /// argmax of the drafter's logits at each position (what a DFlash drafter would have
+    /// drafted there), and the selector's probability of its drafted token among its top-k
+    /// candidates (softmax of the scores at the run's temperature, 1 at T = 0; the q that
+    /// rejection sampling tests against).
+    std::vector<std::int64_t> drafterArgmax;
+    std::vector<float> selectorProb;
     int acceptanceLength() const { return acceptedCount + 1; }
 };
 
@@ -156,6 +163,22 @@ struct DraftBlockResult {
     std::int64_t blockSize = 0, hiddenSize = 0, vocabSize = 0;
     std::vector<float> draftHidden;  ///< [B, H] after the drafter's final norm
     std::vector<float> draftLogits;  ///< [B-1, V]
+    /// DFlash2 only (empty otherwise): the candidate selector's walk over this block, at
+    /// SelectorProbe::temperature (greedy by default) or along SelectorProbe::path.
+    std::int64_t selectorTopK = 0;
+    std::vector<std::int64_t> selectorPath;        ///< [B-1] the selector's token per position
+    std::vector<std::int64_t> selectorCandidates;  ///< [B-1, k] top-k of the logits, descending
+    std::vector<float> selectorScores;             ///< [B-1, k] unary + pairwise score per candidate
+    std::vector<float> selectorQ;                  ///< [B-1, k] softmax(scores / T), at T > 0 only
+};
+
+/// How Engine::draftBlock walks a DFlash2 drafter's candidate selector: at `temperature`
+/// (0: argmax; > 0: draws with a CPU generator seeded by `seed`), or along `path` ([B-1]
+/// tokens, each among its position's candidates) if that is given.
+struct SelectorProbe {
+    double temperature = 0.0;
+    std::uint64_t seed = 0;
+    std::vector<std::int64_t> path;
 };
 
 /// One DDTree step: the tree built from the drafter's distributions, the target's choice at

@@ -11,6 +11,7 @@
 #include "models/target_model.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
@@ -141,7 +142,8 @@ DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, LoopRevision r
     });
 }
 
-DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revision, int drafterIndex) {
+DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revision, int drafterIndex,
+                                    const SelectorProbe& probe) {
     return guarded("the drafter call", [&]() {
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(drafterIndex);
@@ -158,6 +160,20 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revis
         const auto out = draftAfter(drafter, target, pre.features, r.anchor, r.blockSize, draftCache, revision);
         r.draftHidden = toFloatVector(out.hidden);
         r.draftLogits = toFloatVector(out.logits);
+        if (const auto* selector = drafter.selector()) {
+            at::Generator gen = at::detail::createCPUGenerator(probe.seed);
+            const auto c = selector->select(out.hidden.narrow(0, 1, r.blockSize - 1), out.logits, r.anchor,
+                                            probe.temperature, &gen, probe.path.empty() ? nullptr : &probe.path);
+            r.selectorTopK = selector->topK();
+            const auto ints = [](const at::Tensor& t) {
+                const auto h = t.to(at::kCPU).contiguous().reshape({-1});
+                return std::vector<std::int64_t>(h.data_ptr<std::int64_t>(), h.data_ptr<std::int64_t>() + h.numel());
+            };
+            r.selectorPath = ints(c.path);
+            r.selectorCandidates = ints(c.candidates);
+            r.selectorScores = toFloatVector(c.scores);
+            if (c.q.defined()) r.selectorQ = toFloatVector(c.q);
+        }
         return r;
     });
 }

@@ -152,9 +152,12 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             r.kind = "drafter";
             r.architecture = c.body.architecture.empty() ? "DFlashDraftModel" : c.body.architecture;
             r.attentionLayout = describeLayout(c.layers);
+            r.family = drafterFamilyName(c.family);
+            r.familyDetail = describeFamily(c);
             std::int64_t fcIn = static_cast<std::int64_t>(c.targetLayerIds.size()) * c.body.hiddenSize;
             if (src.has("fc.weight") && src.shape("fc.weight").size() == 2) fcIn = src.shape("fc.weight")[1];
-            compareWithSpecs(r, src, DFlashDrafter::expectedTensors(c, fcIn), {});
+            compareWithSpecs(r, src,
+                             DFlashDrafter::expectedTensors(c, fcIn, [&](const std::string& n) { return src.has(n); }), {});
         } else {
             const auto c = loadTargetConfig(dir);
             r.kind = "target";

@@ -61,7 +61,58 @@ void resolveDrafterLayout(const Fields& top, const Fields* dflash, DrafterConfig
     }
 }
 
+/// Keys of drafter families draftscope does not implement yet: each changes the draft math,
+/// so a config that sets one is refused by name (DFLASH.md section 12).
+inline constexpr config::UnimplementedKey kUnimplementedDrafterKeys[] = {
+    {"speculators_model_type", "a drafter in the vllm-project/speculators format"},
+    {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2)"},
+    {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
+};
+
+/// The architectures loadDrafterConfig accepts, as the message refusing others lists them.
+constexpr const char* kDrafterArchitectures = "DFlashDraftModel, DFlash2DraftModel";
+
+/// DFlash2's conv_* and selector_* keys (dflash_config first, then the top level), checked
+/// against the body: the group size divides hidden_size, top-k <= vocab_size.
+DFlash2Config parseDFlash2(const Fields& top, const Fields* dflash, const TransformerConfig& body) {
+    const auto& path = top.path();
+    auto value = [&](const char* key) {
+        if (dflash && dflash->has(key)) return dflash->positiveInt(key);
+        if (top.has(key)) return top.positiveInt(key);
+        throw Error("'" + path + "': a DFlash2DraftModel needs 'dflash_config." + key +
+                    "' (the reference's DFlash2 reads it to build the drafter), but it is missing");
+    };
+    DFlash2Config c;
+    c.convKernelSize = value("conv_kernel_size");
+    c.convGroupSize = value("conv_group_size");
+    c.selectorRank = value("selector_rank");
+    c.selectorTopK = value("selector_top_k");
+    if (body.hiddenSize % c.convGroupSize != 0)
+        throw Error("'" + path + "': conv_group_size " + std::to_string(c.convGroupSize) +
+                    " does not divide hidden_size " + std::to_string(body.hiddenSize));
+    if (c.selectorTopK > body.vocabSize)
+        throw Error("'" + path + "': selector_top_k " + std::to_string(c.selectorTopK) +
+                    " exceeds vocab_size " + std::to_string(body.vocabSize));
+    return c;
+}
+
 }  // namespace
+
+const char* drafterFamilyName(DrafterFamily family) {
+    switch (family) {
+        case DrafterFamily::DFlash: return "DFlash";
+        case DrafterFamily::DFlash2: return "DFlash2";
+    }
+    return "?";
+}
+
+std::string describeFamily(const DrafterConfig& c) {
+    if (!c.dflash2) return {};
+    const auto& d = *c.dflash2;
+    return "conv kernel " + std::to_string(d.convKernelSize) + ", groups of " + std::to_string(d.convGroupSize) +
+           " around attention and MLP; candidate selector rank " + std::to_string(d.selectorRank) + ", top-" +
+           std::to_string(d.selectorTopK);
+}
 
 DrafterConfig loadDrafterConfig(const std::string& dir) {
     std::string path;
@@ -73,10 +124,20 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
         j["architectures"][0].is_string())
         d.body.architecture = j["architectures"][0].get<std::string>();
     const bool hasDflash = top.has("dflash_config");
-    if (d.body.architecture != "DFlashDraftModel" && !hasDflash)
-        throw Error("'" + path + "' is not a DFlash drafter: expected architectures "
-                    "[\"DFlashDraftModel\"] or a 'dflash_config' field, found architecture '" +
-                    (d.body.architecture.empty() ? std::string("none") : d.body.architecture) + "'");
+    refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    const auto& arch = d.body.architecture;
+    if (arch == "DFlash2DraftModel") {
+        d.family = DrafterFamily::DFlash2;
+    } else if (arch == "DFlashDraftModel" || (arch.empty() && hasDflash)) {
+        d.family = DrafterFamily::DFlash;
+    } else if (arch.empty()) {
+        throw Error("'" + path + "' is not a block drafter: it names no architecture and has no 'dflash_config' "
+                    "(drafter architectures draftscope implements: " + kDrafterArchitectures + ")");
+    } else {
+        throw Error("'" + path + "': architecture '" + arch + "' is not a drafter family draftscope implements (" +
+                    kDrafterArchitectures + "); refusing to run it as another family" +
+                    (hasDflash ? " (it has a dflash_config, but its architecture says it is something else)" : ""));
+    }
     d.body.family = TargetFamily::Qwen3;
     parseTransformer(top, d.body, /*intermediateOptional=*/false, /*drafter=*/true);
     d.body.weightPrefix = "";
@@ -86,7 +147,9 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
         if (!j["dflash_config"].is_object()) top.wrong("dflash_config", "an object", j["dflash_config"]);
         dflash.emplace(j["dflash_config"], path, "dflash_config");
         refuseUnimplemented(*dflash, kUnimplementedEverywhere);
+        refuseUnimplemented(*dflash, kUnimplementedDrafterKeys);
     }
+    if (d.family == DrafterFamily::DFlash2) d.dflash2 = parseDFlash2(top, dflash ? &*dflash : nullptr, d.body);
     auto pick = [&](const char* key) -> const Fields* {
         if (dflash && dflash->has(key)) return &*dflash;
         if (top.has(key)) return &top;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace draftscope {
 
@@ -104,6 +105,10 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const int recordTopK = static_cast<int>(std::clamp<std::int64_t>(settings.recordTopK, 1, tc.vocabSize));
     const bool current = settings.loop == LoopRevision::Current;
     const bool rejection = current && settings.temperature > 0;
+    const CandidateSelector* selector = drafter.selector();
+    if (selector && !current)
+        throw Error("a DFlash2 drafter (candidate selector) runs only in the current loop: the 2026-04 loop predates "
+                    "DFlash2 and has no proposal step; use --loop current");
 
     const auto t0 = Clock::now();
     RunResult r;
@@ -152,16 +157,23 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         // Built on the device: a host-to-device copy of a pageable tensor would synchronise.
         const auto anchorRow = at::full({1}, anchor, longOpts.device(dev));
         at::Tensor draftLogits, drafted, post;
+        std::optional<SelectorChoice> choice;  // DFlash2: the selector's block tokens
         if (D > 0) {
             const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
             block.narrow(0, 0, 1).fill_(anchor);
-            draftLogits = drafterGraph.draft(ctx, block, draftCache);  // [D, V]
+            const auto step = drafterGraph.draft(ctx, block, draftCache);
+            draftLogits = step.logits;  // [D, V]
+            if (selector) choice = selector->select(step.hidden, step.logits, anchor, rejection ? settings.temperature : 0.0, &gen);
             ctx = ctx.narrow(0, 0, 0);  // now in the drafter's cache
         }
         TargetForwardResult v;
         if (rejection && D > 0) {
-            const auto q = samplingProbs(draftLogits, settings);
-            const auto draftedHost = at::multinomial(q, 1, false, gen).squeeze(-1);
+            // q: the drafter's distribution of each drafted token; for DFlash2 the selector's
+            // softmax over its candidates, zero elsewhere (the reference's draft_indices).
+            const auto q = choice ? at::zeros({D, draftLogits.size(1)}, at::kFloat)
+                                        .scatter_(1, choice->candidates.to(at::kCPU), choice->q)
+                                  : samplingProbs(draftLogits, settings);
+            const auto draftedHost = choice ? choice->path.to(at::kCPU) : at::multinomial(q, 1, false, gen).squeeze(-1);
             drafted = draftedHost.to(dev);
             v = verifier.forward(at::cat({anchorRow, drafted}), targetCache);
             const std::vector<std::int64_t> ids(draftedHost.data_ptr<std::int64_t>(),
@@ -169,7 +181,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             post = at::tensor(rejectionTargetTokens(q, samplingProbs(v.logits, settings), ids, v.logits.argmax(-1), gen, s),
                               longOpts).to(dev);
         } else {
-            drafted = D > 0 ? draftLogits.argmax(-1) : at::empty({0}, longOpts.device(dev));  // greedy drafts
+            drafted = D == 0 ? at::empty({0}, longOpts.device(dev))
+                      : choice ? choice->path
+                               : draftLogits.argmax(-1);  // greedy drafts
             v = verifier.forward(at::cat({anchorRow, drafted}), targetCache);
             post = pickTokens(v.logits, settings, gen);  // [verify]
         }
@@ -210,6 +224,15 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             for (std::size_t j = 0; j < Dz; ++j) {
                 s.draftTopIds.emplace_back(i0 + 2 * Dz + Vz + j * K, i0 + 2 * Dz + Vz + (j + 1) * K);
                 s.draftTopProbs.emplace_back(f0 + 3 * Dz + j * K, f0 + 3 * Dz + (j + 1) * K);
+            }
+            if (choice) {
+                const auto argmaxHost = draftLogits.argmax(-1).to(at::kCPU);
+                s.drafterArgmax.assign(argmaxHost.data_ptr<std::int64_t>(), argmaxHost.data_ptr<std::int64_t>() + D);
+                s.selectorProb.assign(Dz, 1.0f);
+                if (choice->q.defined()) {
+                    const auto pq = choice->q.gather(1, choice->index.to(at::kCPU).unsqueeze(1)).squeeze(1).contiguous();
+                    s.selectorProb.assign(pq.data_ptr<float>(), pq.data_ptr<float>() + D);
+                }
             }
         } else {
             s.targetTokens = {post.item<std::int64_t>()};

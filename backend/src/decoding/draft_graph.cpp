@@ -7,8 +7,14 @@ namespace draftscope {
 struct DraftGraph::Captured {
     compat::DeviceGraph graph;
     std::uint64_t storage = 0;  ///< KVCache::storageId() at capture
-    at::Tensor logits;
+    DraftGraph::Step out;
 };
+
+namespace {
+DraftGraph::Step stepOf(const DraftOutput& o) {
+    return {o.logits, o.hidden.narrow(0, 1, o.hidden.size(0) - 1)};
+}
+}  // namespace
 
 DraftGraph::DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, LoopRevision revision)
     : drafter_(drafter), revision_(revision), B_(drafter.blockSize()), mode_(target.cudaGraphMode()) {
@@ -38,22 +44,22 @@ DraftGraph::DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, 
 
 DraftGraph::~DraftGraph() = default;
 
-at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache) {
+DraftGraph::Step DraftGraph::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache) {
     const auto C = features.size(0);
     const auto past = cache.length();
     if (!use_.offReason.empty() || block.size(0) != B_ || C < 1 || C > B_ || cache.capacity() < past + C + B_) {
         ++use_.eager;
-        return drafter_.draft(features, block, cache, revision_).logits;
+        return stepOf(drafter_.draft(features, block, cache, revision_));
     }
     pastIn_.fill_(past);
     featIn_.narrow(0, 0, C).copy_(features);
     blockIn_.copy_(block);
     // Fixed-address views of the inputs: what the graph of this C reads.
     const auto feats = featIn_.narrow(0, 0, C);
-    auto body = [&](at::Tensor& logits) {
-        logits = drafter_.draftStatic(feats, blockIn_, cache, revision_, pastIn_ + offsets_.narrow(0, 0, C + B_)).logits;
+    auto body = [&](Step& step) {
+        step = stepOf(drafter_.draftStatic(feats, blockIn_, cache, revision_, pastIn_ + offsets_.narrow(0, 0, C + B_)));
     };
-    at::Tensor out;
+    Step out;
     if (mode_ == CudaGraphMode::StaticEager) {
         body(out);
         ++use_.staticRuns;
@@ -61,15 +67,15 @@ at::Tensor DraftGraph::draft(const at::Tensor& features, const at::Tensor& block
         auto& slot = graphs_[static_cast<std::size_t>(C - 1)];
         if (!slot || slot->storage != cache.storageId()) {
             auto captured = std::make_unique<Captured>();
-            if (!captureStep(captured->graph, feats.device(), [&] { body(captured->logits); }, use_, false)) {
+            if (!captureStep(captured->graph, feats.device(), [&] { body(captured->out); }, use_, false)) {
                 ++use_.eager;
-                return drafter_.draft(features, block, cache, revision_).logits;
+                return stepOf(drafter_.draft(features, block, cache, revision_));
             }
             captured->storage = cache.storageId();
             slot = std::move(captured);
         }
         slot->graph.replay();
-        out = slot->logits;
+        out = slot->out;
         ++use_.replays;
     }
     cache.advance(C);

@@ -28,9 +28,14 @@ public:
     DraftGraph(const DraftGraph&) = delete;
     DraftGraph& operator=(const DraftGraph&) = delete;
 
-    /// drafter.draft(features, block, cache, revision).logits: float32 [B-1, V]. A replay's
-    /// logits live in the graph's memory and stay valid until the next call with the same C.
-    at::Tensor draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache);
+    /// One drafter call's outputs the loop needs.
+    struct Step {
+        at::Tensor logits;  ///< float32 [B-1, V]
+        at::Tensor hidden;  ///< [B-1, H]: the drafter's output rows 1.. (DFlash2's selector reads them)
+    };
+    /// drafter.draft(features, block, cache, revision). A replay's tensors live in the graph's
+    /// memory and stay valid until the next call with the same C.
+    Step draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache);
 
     /// For logs: GraphUse::describe ("254 of 255 drafter calls replayed, 2 captures (30.2 ms)").
     std::string describe() const;

@@ -172,6 +172,8 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         }
         auto s = summarize(config.body, path, drafter->weightReport(), drafter->parameterCount());
         s.source = note;
+        s.family = drafterFamilyName(config.family);
+        s.familyDetail = describeFamily(config);
         s.blockSize = config.blockSize;
         s.maskTokenId = config.maskTokenId;
         s.targetLayerIds = config.targetLayerIds;

@@ -25,6 +25,8 @@ nlohmann::json toJson(const VerifyStep& s) {
         {"rejection_q", s.rejectionQ},
         {"rejection_tested", s.rejectionTested},
         {"rejection_accept_prob", s.rejectionAcceptProb},
+        {"drafter_argmax", s.drafterArgmax},
+        {"selector_prob", s.selectorProb},
     };
 }
 
@@ -124,6 +126,8 @@ nlohmann::json toJson(const ModelSummary& m) {
         j["placement"] = m.placement;
     }
     if (m.blockSize) {
+        j["family"] = m.family;
+        j["family_detail"] = m.familyDetail;
         j["block_size"] = m.blockSize;
         j["mask_token_id"] = m.maskTokenId;
         j["target_layer_ids"] = m.targetLayerIds;
@@ -425,6 +429,10 @@ RunResult runResultFromJson(const json& j, const std::string& where) {
             v.rejectionTested = s.ints<int>("rejection_tested");
             v.rejectionAcceptProb = s.reals<float>("rejection_accept_prob");
         }
+        if (s.has("drafter_argmax")) {  // absent in files written before DFlash2 drafters
+            v.drafterArgmax = s.ints<std::int64_t>("drafter_argmax");
+            v.selectorProb = s.reals<float>("selector_prob");
+        }
         run.steps.push_back(std::move(v));
     }
     const auto st = r.object("settings");
@@ -487,6 +495,9 @@ ModelSummary modelSummaryFromJson(const json& j, const std::string& where) {
         m.placement = r.string("placement");
     }
     if (r.has("block_size")) {
+        // Files written before drafter families hold DFlash drafters.
+        m.family = r.has("family") ? r.string("family") : "DFlash";
+        m.familyDetail = r.has("family_detail") ? r.string("family_detail") : "";
         m.blockSize = r.integer("block_size");
         m.maskTokenId = r.integer("mask_token_id");
         m.targetLayerIds = r.ints<std::int64_t>("target_layer_ids");

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 namespace draftscope {
 
@@ -27,9 +28,28 @@ std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c, const Weig
 }
 
 std::string idList(const std::vector<std::int64_t>& ids) { return shapeString(ids); }
+
+/// What the unexpected tensors of a drafter checkpoint suggest it is.
+std::string familyHint(const std::vector<std::string>& names) {
+    auto any = [&](const char* part) {
+        for (const auto& n : names)
+            if (n.find(part) != std::string::npos) return true;
+        return false;
+    };
+    if (any("candidate_selector.") || any("_conv."))
+        return "these are DFlash2 parts: a DFlash2 checkpoint names architectures [\"DFlash2DraftModel\"] with "
+               "dflash_config conv_kernel_size, conv_group_size, selector_rank and selector_top_k";
+    if (any("markov_w") || any("confidence_head"))
+        return "these are DSpark parts (Markov logit bias, confidence head), which draftscope does not implement yet";
+    if (any("embed_tokens") || any("lm_head") || any("verifier_") || any("d2t") || any("t2d"))
+        return "a drafter with its own embedding, head or vocabulary map is the vllm-project/speculators format, which "
+               "draftscope does not implement yet";
+    return "check that the config's architecture matches the checkpoint";
+}
 }  // namespace
 
-std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, std::int64_t fcIn) {
+std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, std::int64_t fcIn,
+                                                       const CandidateSelector::HasTensor& has) {
     const auto& c = d.body;
     const auto H = c.hiddenSize, D = c.headDim;
     std::vector<TensorSpec> s;
@@ -53,7 +73,12 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
         s.push_back({lp + "self_attn.q_norm.weight", {D}});
         s.push_back({lp + "self_attn.k_norm.weight", {D}});
         SwiGluMlp::specs(s, lp + "mlp.", H, c.intermediateSize);
+        if (d.dflash2) {
+            DynamicCausalConv::specs(s, lp + "attention_conv.", H, d.dflash2->convKernelSize, d.dflash2->convGroupSize);
+            DynamicCausalConv::specs(s, lp + "mlp_conv.", H, d.dflash2->convKernelSize, d.dflash2->convGroupSize);
+        }
     }
+    if (d.dflash2) CandidateSelector::specs(s, has, c.vocabSize, H, d.dflash2->selectorRank);
     return s;
 }
 
@@ -96,8 +121,20 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
                     " tapped layers " + idList(config_.targetLayerIds) + " x target hidden " +
                     std::to_string(tc.hiddenSize) + ")");
 
-    const auto specs = expectedTensors(config_, expectedFc);
+    const auto specs = expectedTensors(config_, expectedFc, [&](const std::string& n) { return weights.has(n); });
     report_ = weights.check(specs);
+    // A tensor the forward would not use means a part of the drafter would be ignored (a
+    // DFlash2 checkpoint read as DFlash, a speculators drafter's own head): refused by name.
+    if (!report_.unexpected.empty()) {
+        std::string names;
+        for (std::size_t i = 0; i < report_.unexpected.size() && i < 6; ++i)
+            names += (i ? ", " : "") + report_.unexpected[i];
+        if (report_.unexpected.size() > 6) names += ", ... (" + std::to_string(report_.unexpected.size()) + " in all)";
+        throw Error(where + ": the checkpoint has tensor(s) a " + drafterFamilyName(config_.family) +
+                    " drafter (architecture '" + (dc.architecture.empty() ? std::string("none") : dc.architecture) +
+                    "') does not use: " + names + ". Running without them would compute something else; " +
+                    familyHint(report_.unexpected));
+    }
     for (const auto& s : specs) {
         std::int64_t n = 1;
         for (auto d : s.shape) n *= d;
@@ -123,7 +160,20 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
         L.v = {lt.get(ap + "v_proj.weight"), b("v_proj.bias")};
         L.o = {lt.get(ap + "o_proj.weight"), b("o_proj.bias")};
         L.mlp = SwiGluMlp::load(lt, lp + "mlp.");
+        if (config_.dflash2) {
+            L.attentionConv = DynamicCausalConv::load(lt, lp + "attention_conv.", config_.dflash2->convGroupSize);
+            L.mlpConv = DynamicCausalConv::load(lt, lp + "mlp_conv.", config_.dflash2->convGroupSize);
+        }
         layers_.push_back(std::move(L));
+    }
+    if (config_.dflash2) {
+        if (config_.dflash2->selectorTopK > tc.vocabSize)
+            throw Error(where + ": selector_top_k " + std::to_string(config_.dflash2->selectorTopK) +
+                        " exceeds the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+        if (dc.vocabSize < tc.vocabSize)  // every target token can be a predecessor or a candidate
+            throw Error(where + ": the candidate selector's codebooks have vocab_size = " + std::to_string(dc.vocabSize) +
+                        " rows, fewer than the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+        selector_.emplace(lt, config_.dflash2->selectorTopK);
     }
 }
 
@@ -220,7 +270,9 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
     if (config_.inputEmbeddingScale != 1.0) x = x * config_.inputEmbeddingScale;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const auto& layer = layers_[l];
-        const auto xn = layer.inputNorm(x);
+        auto xn = layer.inputNorm(x);
+        at::Tensor attentionTaps;  // DFlash2: the conv's taps after attention
+        if (layer.attentionConv) std::tie(xn, attentionTaps) = layer.attentionConv->prepare(xn);
         const auto q = layer.qNorm.normRotary(layer.q(xn).view({B, Hq, D}), qCos, qSin);
         const auto kvIn = at::cat({ctx, xn}, 0);  // [C + B, H]
         const auto k = layer.kNorm.normRotary(layer.k(kvIn).view({C + B, Hkv, D}), cos, sin);
@@ -235,8 +287,15 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
         } else {
             attn = compat::attention(q, K, V, mask, scale);
         }
-        const auto [h, hn] = layer.postNorm.addNorm(x, layer.o(attn.transpose(0, 1).reshape({B, Hq * D})));
-        x = h + layer.mlp(hn);
+        auto attnOut = layer.o(attn.transpose(0, 1).reshape({B, Hq * D}));
+        if (layer.attentionConv) attnOut = layer.attentionConv->finish(attnOut, attentionTaps);
+        auto [h, hn] = layer.postNorm.addNorm(x, attnOut);
+        if (layer.mlpConv) {
+            auto [convIn, mlpTaps] = layer.mlpConv->prepare(hn);
+            x = h + layer.mlpConv->finish(layer.mlp(convIn), mlpTaps);
+        } else {
+            x = h + layer.mlp(hn);
+        }
     }
     if (!staticPositions) cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);

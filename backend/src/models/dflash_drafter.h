@@ -4,6 +4,7 @@
 
 #include "draftscope/model_config.h"
 #include "draftscope/run_types.h"
+#include "models/dflash2_parts.h"
 #include "models/layers.h"
 #include "models/target_model.h"
 
@@ -22,7 +23,9 @@ struct DraftOutput {
     std::vector<at::Tensor> attention;  ///< per layer [heads, B, keys] float32, if requested
 };
 
-/// A DFlash drafter bound to a target (it borrows the target's embedding and LM head).
+/// A DFlash or DFlash2 drafter bound to a target (it borrows the target's embedding and LM
+/// head). DFlash2 (DrafterConfig::family) adds a DynamicCausalConv around each layer's
+/// attention and MLP and a CandidateSelector that picks the block tokens (selector()).
 class DFlashDrafter {
 public:
     /// Loads and validates the drafter against `target`: hidden size equal, fc input width
@@ -85,8 +88,14 @@ public:
     /// if the layer is out of range).
     LayerAttention layerAttention(std::size_t layer) const;
 
-    /// The tensors this architecture expects in a drafter checkpoint.
-    static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth);
+    /// DFlash2's candidate selector, or nullptr for a DFlash drafter (whose block tokens are
+    /// the argmax of, or samples from, its logits).
+    const CandidateSelector* selector() const { return selector_ ? &*selector_ : nullptr; }
+
+    /// The tensors this architecture expects in a drafter checkpoint. `has` tells how the
+    /// checkpoint names DFlash2's codebooks (CandidateSelector::codebookName).
+    static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth,
+                                                   const CandidateSelector::HasTensor& has = {});
 
 private:
     /// draft() and draftStatic(): `staticPositions` selects the static-shape variant.
@@ -98,6 +107,7 @@ private:
         RmsNorm inputNorm, postNorm, qNorm, kNorm;
         Linear q, k, v, o;
         SwiGluMlp mlp;
+        std::optional<DynamicCausalConv> attentionConv, mlpConv;  ///< DFlash2 only
     };
     DrafterConfig config_;
     const TargetModel& target_;
@@ -106,6 +116,7 @@ private:
     Linear fc_;
     RmsNorm hiddenNorm_, finalNorm_;
     std::vector<Layer> layers_;
+    std::optional<CandidateSelector> selector_;  ///< DFlash2 only
     RotaryEmbedding rotary_;                       ///< float32 inv_freq (current revision)
     std::optional<RotaryEmbedding> aprilRotary_;   ///< inv_freq rounded through the checkpoint dtype, if it rounds
     std::int64_t parameters_ = 0;
