@@ -8,6 +8,7 @@
 #include "drafter_comparison.h"
 #include "figure_export.h"
 #include "output_strip_view.h"
+#include "selector_view.h"
 #include "step_selection.h"
 
 #include <qcustomplot.h>
@@ -543,6 +544,43 @@ private slots:
         QFile csv2(dir.filePath("ab_summary.csv"));
         QVERIFY(csv2.open(QIODevice::ReadOnly));
         QVERIFY(csv2.readAll().contains("directory,/data/runs/exp1/drafters/ckpt,/data/runs/exp2/drafters/ckpt,,yes"));
+    }
+
+    void selectorViewSummarisesAndExports() {
+        // Two drafted positions; step 0 kept the argmax, step 1 changed position 1 and gained
+        // 2 (accepted 2 where the argmax token was not the target's).
+        RunResult run;
+        run.blockSize = 3;
+        VerifyStep kept, gained;
+        kept.drafted = kept.drafterArgmax = {5, 6};
+        kept.targetTokens = {5, 9, 1};
+        kept.acceptedCount = 1;
+        gained.drafted = {7, 8};
+        gained.drafterArgmax = {3, 8};
+        gained.targetTokens = {7, 8, 2};
+        gained.acceptedCount = 2;
+        run.steps = {kept, gained};
+        SelectorView view;
+        view.setSeries({{"A: dflash2", 0, selectorStats(run)}, {"B: dflash", 1, selectorStats(RunResult{})}});
+        QVERIFY2(view.summaryText().contains("A: dflash2: changed 1 of 2 steps; gained 1 (+2 tokens), lost 0, neutral 0"),
+                 qPrintable(view.summaryText()));
+        QVERIFY(view.summaryText().contains("B: dflash: no candidate selector"));
+        QCOMPARE(view.table()->rowCount(), 2);  // A's two positions; B has none
+        QCOMPARE(view.table()->item(0, 4)->data(Qt::DisplayRole).toDouble(), 50.0);
+        QCOMPARE(view.table()->item(1, 4)->data(Qt::DisplayRole).toDouble(), 0.0);
+        QTemporaryDir dir;
+        QString err;
+        const auto written = view.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(written.size(), 5);
+        for (const auto& f : written) verifyFigure(f);
+        QFile csv(dir.filePath("selector.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readLine().trimmed(), QByteArray("drafter,block position,steps drafted,steps changed,changed %"));
+        QCOMPARE(csv.readLine().trimmed(), QByteArray("A: dflash2,1,2,1,50"));
+        view.clear();
+        QVERIFY(view.summaryText().contains("Run a DFlash2 drafter"));
+        QCOMPARE(view.table()->rowCount(), 0);
     }
 
     void exportsAreValid() {

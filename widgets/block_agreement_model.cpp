@@ -129,10 +129,19 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
                 .arg(displayPiece(piece(s.targetTokens[k]))).arg(s.targetTokens[k]).arg(s.targetProbOfDraft[k], 0, 'f', 4)
                 .arg(s.targetProbOfTarget[k], 0, 'f', 4)
                 .arg(s.draftTopIds.empty() ? 0 : static_cast<int>(s.draftTopIds[k].size()))
-                .arg(rank < 0 ? tr("not in the top-k") : QString::number(rank)) + other;
+                .arg(rank < 0 ? tr("not in the top-k") : QString::number(rank)) + selectorLine(s, k) + other;
         }
         default: return {};
     }
+}
+
+QString BlockAgreementModel::selectorLine(const VerifyStep& s, std::size_t k) const {
+    if (k >= s.drafterArgmax.size()) return {};
+    const auto argmax = s.drafterArgmax[k];
+    const QString p = k < s.selectorProb.size() ? QString::number(s.selectorProb[k], 'f', 4) : QStringLiteral("?");
+    if (argmax == s.drafted[k]) return tr("\nDFlash2 selector: kept the drafter's argmax (selector probability %1)").arg(p);
+    return tr("\nDFlash2 selector: chose this over the drafter's argmax '%1' (id %2; selector probability %3)")
+        .arg(displayPiece(piece(argmax))).arg(argmax).arg(p);
 }
 
 QVariant BlockAgreementModel::headerData(int section, Qt::Orientation orientation, int role) const {

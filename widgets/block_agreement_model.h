@@ -61,6 +61,9 @@ public:
 
 private:
     QString piece(std::int64_t id) const;
+    /// DFlash2 runs: a tooltip line saying whether the selector kept the drafter's argmax at
+    /// drafted position k of `s` ("" for DFlash runs).
+    QString selectorLine(const VerifyStep& s, std::size_t k) const;
     bool differs(int step, int position) const;
     RunResult run_;
     std::function<QString(std::int64_t)> pieces_;

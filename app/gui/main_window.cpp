@@ -6,6 +6,7 @@
 #include "acceptance_tree_view.h"
 #include "attention_view.h"
 #include "budget_sweep_plot.h"
+#include "selector_view.h"
 #include "comparison_summary_view.h"
 #include "draftscope/analysis.h"
 #include "draftscope/attention_layout.h"
@@ -117,6 +118,7 @@ void MainWindow::createDocks() {
     auto* stats = addDock(wb->statsView(), tr("Hidden states"), "statsDock", Qt::RightDockWidgetArea, true);
     auto* tree = addDock(wb->treeView(), tr("DDTree"), "ddtreeDock", Qt::RightDockWidgetArea);
     auto* sweep = addDock(wb->sweep(), tr("Budget sweep"), "ddtreeSweepDock", Qt::RightDockWidgetArea, true);
+    auto* selector = addDock(wb->selectorView(), tr("Selector"), "selectorDock", Qt::RightDockWidgetArea, true);
     auto* logDock = addDock(log_, tr("Log"), "logDock", Qt::BottomDockWidgetArea);
     // One tab group on the right, its tabs on the right edge (titles read vertically, never
     // cut), running the full height; the left panels too; Output and Log under the grid.
@@ -131,6 +133,7 @@ void MainWindow::createDocks() {
     tabifyDockWidget(attn, stats);
     tabifyDockWidget(stats, tree);
     tabifyDockWidget(tree, sweep);
+    tabifyDockWidget(sweep, selector);
     acc->raise();
     tabifyDockWidget(output, logDock);
     output->raise();
@@ -140,7 +143,7 @@ void MainWindow::createDocks() {
 
 void MainWindow::createComparisonDocks() {
     auto* summaryDock = addDock(workbench_->summaryView(), tr("A vs B"), "comparisonDock", Qt::RightDockWidgetArea);
-    tabifyDockWidget(dock("ddtreeSweepDock"), summaryDock);
+    tabifyDockWidget(dock("selectorDock"), summaryDock);
     summaryDock->hide();
     dock("acceptanceDock")->raise();
     compareBar_ = addToolBar(tr("Compare"));

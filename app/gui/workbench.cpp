@@ -10,6 +10,7 @@
 #include "attention_view.h"
 #include "block_agreement_view.h"
 #include "budget_sweep_plot.h"
+#include "selector_view.h"
 #include "comparison_summary_view.h"
 #include "drafter_comparison.h"
 #include "hidden_stats_view.h"
@@ -42,6 +43,7 @@ Workbench::Workbench(AnalysisController* controller, QWidget* parent)
     treeView_ = new AcceptanceTreeView(parent);
     sweep_ = new BudgetSweepPlot(parent);
     summaryView_ = new ComparisonSummaryView(parent);
+    selectorView_ = new SelectorView(parent);
     blockViewB_ = new BlockAgreementView(selectionB_, parent);
     blockViewB_->setObjectName("BlockAgreementViewB");
     blockViewB_->setExportName("block_agreement_b");
@@ -145,6 +147,17 @@ void Workbench::registerViews() {
             if (s.b()) sweep_->setComparison(s.b()->run, s.b()->treeRuns, s.nameA, s.nameB);
         },
         [this] { sweep_->clear(); }));
+    // DFlash2: what the candidate selector chose, A's and B's runs side by side.
+    addView(fns(
+        [this](const ShownRun& s) {
+            const auto name = [](const RunBundle& r) {
+                return QFileInfo(QString::fromStdString(r.drafter.directory)).fileName();
+            };
+            std::vector<SelectorSeries> series{{s.b() ? tr("A: %1").arg(s.nameA) : name(s.a()), 0, selectorStats(s.a().run)}};
+            if (const RunBundle* b = s.b()) series.push_back({tr("B: %1").arg(s.nameB), 1, selectorStats(b->run)});
+            selectorView_->setSeries(series);
+        },
+        [this] { selectorView_->clear(); }));
     addView(fns(
         [this](const ShownRun& s) {
             if (!s.b()) return summaryView_->clear();
@@ -389,7 +402,7 @@ void Workbench::onAttention(quint64 requestId, const DrafterAttention& a) {
 
 QList<ExportableView*> Workbench::exportableViews(const QList<ExportableView*>& more) const {
     QList<ExportableView*> views = {blockView_, stripView_, acceptance_, maskView_, attentionView_,
-                                    attentionView_->headsOverview(), statsView_, treeView_, sweep_};
+                                    attentionView_->headsOverview(), statsView_, treeView_, sweep_, selectorView_};
     views << more;
     if (isComparing()) views << blockViewB_ << summaryView_;  // block_agreement_b, ab_summary
     return views;
@@ -401,7 +414,8 @@ void Workbench::setFigureTitles() {
     const bool ab = isComparing();
     const QString titleA = figureTitleOf(a, ab ? "A" : "");
     const QString both = ab ? titleA + ", B: " + drafterNameOf(*shown_.b()) : titleA;  // views that overlay A and B
-    for (ExportableView* v : std::initializer_list<ExportableView*>{stripView_, acceptance_, sweep_}) v->setFigureTitle(both);
+    for (ExportableView* v : std::initializer_list<ExportableView*>{stripView_, acceptance_, sweep_, selectorView_})
+        v->setFigureTitle(both);
     blockView_->setFigureTitle(titleA);
     const QString d = figureTitleOf(*detailBundle(), ab ? (detailDrafter() == 1 ? "B" : "A") : "");
     for (ExportableView* v : std::initializer_list<ExportableView*>{maskView_, attentionView_, attentionView_->headsOverview(),

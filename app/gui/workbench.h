@@ -28,6 +28,7 @@ class ExportableView;
 class HiddenStatsView;
 class MaskView;
 class OutputStripView;
+class SelectorView;
 class StepSelection;
 
 class Workbench : public QObject {
@@ -51,6 +52,7 @@ public:
     AcceptanceTreeView* treeView() const { return treeView_; }
     BudgetSweepPlot* sweep() const { return sweep_; }
     ComparisonSummaryView* summaryView() const { return summaryView_; }
+    SelectorView* selectorView() const { return selectorView_; }
     /// A's grid above B's (B's shown while comparing): the window's central widget.
     QSplitter* grids() const { return grids_; }
     /// "Detail views show: drafter A / drafter B" (for the window's Compare toolbar).
@@ -128,6 +130,7 @@ private:
     AcceptanceTreeView* treeView_;
     BudgetSweepPlot* sweep_;
     ComparisonSummaryView* summaryView_;
+    SelectorView* selectorView_;
     QSplitter* grids_;
     QComboBox* detailCombo_;
     std::vector<std::unique_ptr<BundleView>> views_;

@@ -1,0 +1,131 @@
+#include "selector_view.h"
+
+#include "drafter_comparison.h"
+#include "figure_export.h"
+#include "plot_legend.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+namespace draftscope {
+
+QString describeSelectorStats(const SelectorStats& s) {
+    if (!s.available) return {};
+    const QString changed = SelectorView::tr("changed %1 of %2 steps").arg(s.stepsChanged).arg(s.steps);
+    if (!s.greedy) return SelectorView::tr("%1 (sampled run: no counterfactual)").arg(changed);
+    return SelectorView::tr("%1; gained %2 (+%3 tokens), lost %4, neutral %5")
+        .arg(changed)
+        .arg(s.gained)
+        .arg(s.tokensGained)
+        .arg(s.lost)
+        .arg(s.neutral);
+}
+
+SelectorView::SelectorView(QWidget* parent)
+    : QWidget(parent), summary_(new QLabel(this)), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)) {
+    setObjectName("SelectorView");
+    plot_->setObjectName(exportName());
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    plot_->setToolTip(tr("DFlash2 candidate selector: per block position, the share of verify steps whose drafted "
+                         "token is not the argmax of the drafter's logits (the token a DFlash drafter would have "
+                         "drafted). A step gained when the selector's token was accepted where the argmax token "
+                         "would have been rejected (exact: the drafts agree before it); it lost when the selector's "
+                         "token was the first rejection and the argmax token was the target's there (at least one "
+                         "token)."));
+    plot_->xAxis->setLabel(tr("block position"));
+    plot_->yAxis->setLabel(tr("steps with selector != argmax (%)"));
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Candidate selector vs the drafter's argmax")));
+    plot_->legend->setFont(QFont(font().family(), 8));
+    placeLegendBelow(plot_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(summary_);
+    layout->addWidget(plot_, 1);
+    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, table_);
+    clear();
+}
+
+void SelectorView::clear() { setSeries({}); }
+
+void SelectorView::setSeries(const std::vector<SelectorSeries>& series) {
+    series_ = series;
+    redraw();
+}
+
+QString SelectorView::summaryText() const { return summary_->text(); }
+
+void SelectorView::redraw() {
+    plot_->clearPlottables();
+    table_->clear();
+    table_->setHorizontalHeaderLabels({tr("drafter"), tr("block position"), tr("steps drafted"), tr("steps changed"),
+                                       tr("changed %")});
+    QStringList lines;
+    std::vector<const SelectorSeries*> shown;
+    for (const auto& s : series_) {
+        if (s.stats.available) {
+            shown.push_back(&s);
+            lines << tr("%1: %2").arg(s.name, describeSelectorStats(s.stats));
+        } else {
+            lines << tr("%1: no candidate selector (a DFlash drafter drafts its argmax)").arg(s.name);
+        }
+    }
+    summary_->setText(lines.isEmpty() ? tr("Run a DFlash2 drafter to see what its candidate selector chose.")
+                                      : lines.join('\n'));
+    int positions = 1;
+    const double width = shown.size() > 1 ? 0.38 : 0.7;
+    for (std::size_t k = 0; k < shown.size(); ++k) {
+        const auto& s = *shown[k];
+        const auto n = s.stats.drafted.size();
+        positions = std::max(positions, static_cast<int>(n));
+        QVector<double> keys, values;
+        for (std::size_t j = 0; j < n; ++j) {
+            const double offset = shown.size() > 1 ? (k == 0 ? -width / 2 : width / 2) : 0.0;
+            keys << static_cast<double>(j + 1) + offset;
+            values << 100.0 * s.stats.changedRate(j);
+            QList<QStandardItem*> row;
+            for (const QVariant& v : {QVariant(s.name), QVariant(static_cast<int>(j + 1)), QVariant(s.stats.drafted[j]),
+                                      QVariant(s.stats.changed[j]), QVariant(100.0 * s.stats.changedRate(j))}) {
+                auto* it = new QStandardItem;
+                it->setData(v, Qt::DisplayRole);
+                row << it;
+            }
+            table_->appendRow(row);
+        }
+        auto* bars = new QCPBars(plot_->xAxis, plot_->yAxis);
+        bars->setName(s.name);
+        bars->setWidth(width);
+        const QColor color = drafterColor(s.which);
+        bars->setPen(QPen(color.darker(130)));
+        bars->setBrush(color);
+        bars->setData(keys, values, true);
+    }
+    plot_->legend->setVisible(!shown.empty());
+    plot_->xAxis->setRange(0.3, positions + 0.7);
+    plot_->yAxis->setRange(0, 100);
+    QSharedPointer<QCPAxisTickerFixed> ticks(new QCPAxisTickerFixed);
+    ticks->setTickStep(1.0);
+    plot_->xAxis->setTicker(ticks);
+    plot_->replot();
+}
+
+bool SelectorView::exportFigure(const QString& path, QString* error, int width, int height) {
+    // The summary lines travel with the figure: they are its title.
+    const QString title = figureTitle().isEmpty() ? summary_->text() : figureTitle() + '\n' + summary_->text();
+    return exportPlot(plot_, path, error, width, height, title);
+}
+
+QStringList SelectorView::exportAll(const QString& dir, QString* error) {
+    FigureSet set(dir, error);
+    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e, 900, 420); }) &&
+        set.table(exportName(), table_);
+    return set.written();
+}
+
+}  // namespace draftscope

@@ -1,0 +1,54 @@
+#pragma once
+// What a DFlash2 drafter's candidate selector did in a run (draftscope/selector_stats.h):
+// per block position the share of verify steps whose drafted token is not the drafter's
+// argmax, one bar series per drafter (A, B), and a line counting the steps where that choice
+// gained or lost accepted tokens (greedy runs). Empty, with a note, for DFlash drafters.
+
+#include "draftscope/selector_stats.h"
+#include "exportable_view.h"
+
+#include <QWidget>
+
+#include <vector>
+
+class QCustomPlot;
+class QLabel;
+class QStandardItemModel;
+
+namespace draftscope {
+
+/// One drafter's series: its name as the window shows it, 0 = A / 1 = B (its colour), the stats.
+struct SelectorSeries {
+    QString name;
+    int which = 0;
+    SelectorStats stats;
+};
+
+/// "changed 12 of 40 steps; gained 5 (+9 tokens), lost 3, neutral 4" (greedy) or "changed 12 of
+/// 40 steps (sampled: no counterfactual)"; "" when stats are not available.
+QString describeSelectorStats(const SelectorStats& stats);
+
+class SelectorView : public QWidget, public ExportableView {
+    Q_OBJECT
+public:
+    explicit SelectorView(QWidget* parent = nullptr);
+    /// Shows the series that have selector data (others are named in the note).
+    void setSeries(const std::vector<SelectorSeries>& series);
+    void clear();
+    QCustomPlot* plot() const { return plot_; }
+    QStandardItemModel* table() const { return table_; }
+    QString summaryText() const;
+
+    QString exportName() const override { return QStringLiteral("selector"); }
+    QStringList exportAll(const QString& dir, QString* error) override;
+    bool exportFigure(const QString& path, QString* error, int width = 0, int height = 0);
+
+private:
+    void redraw();
+    QLabel* summary_;
+    QCustomPlot* plot_;
+    QStandardItemModel* table_;
+    std::vector<SelectorSeries> series_;
+};
+
+}  // namespace draftscope
