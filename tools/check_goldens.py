@@ -4,11 +4,14 @@ output ids and acceptance lengths with the official DFlash goldens.
 
     python3 tools/check_goldens.py --cli build/app/draftscope-cli [--device cuda] [--dtype bfloat16] [--cuda-graphs on]
     python3 tools/check_goldens.py --cli ... --variants   # drafter layouts, both loop revisions
+    python3 tools/check_goldens.py --cli ... --dflash2    # DFlash2 (tests/data/dflash2_goldens.json)
 
 Without --variants: the April-2026 loop's goldens (tests/data/goldens.json) of drafter-good,
 -anchor-leak and -label-shift. With --variants: tests/data/variant_goldens.json, i.e. the
 drafters with sliding-window / causal / YaRN layouts and drafter-good under the current loop
 (`current`, and `current_eos` with the eos stop token) and the April loop (`2026-04`).
+With --dflash2: tests/data/dflash2_goldens.json, the DFlash2 demo drafter under the current
+loop, and each step's drafted block against the reference's proposals.
 
 Prints one line per (drafter, prompt) and a summary; exit code 1 if any run differs
 (for bfloat16 a difference is expected and reported, not a failure, with --report-only).
@@ -17,6 +20,7 @@ Standard library only, so it runs on machines without Qt or numpy.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,8 +51,22 @@ def main():
     ap.add_argument("--json", help="write the comparison here")
     ap.add_argument("--variants", action="store_true",
                     help="check tests/data/variant_goldens.json (drafter layouts, current and April loops)")
+    ap.add_argument("--dflash2", action="store_true",
+                    help="check tests/data/dflash2_goldens.json (DFlash2 demo drafter, current loop)")
     a = ap.parse_args()
-    if a.variants:
+    tmpdir = tempfile.TemporaryDirectory()
+    if a.dflash2:
+        goldens = json.load(open(os.path.join(ROOT, "tests/data/dflash2_goldens.json")))
+        goldens["prompt_ids"] = json.load(open(os.path.join(ROOT, "tests/data/goldens.json")))["prompt_ids"]
+        # The demo DFlash2 drafter's second shard is the demo drafter's file (its .from names it).
+        drafter = os.path.join(tmpdir.name, "dflash2-demo")
+        shutil.copytree(os.path.join(ROOT, "tests/data/models/dflash2-demo"), drafter)
+        for f in os.listdir(drafter):
+            if f.endswith(".from"):
+                origin = open(os.path.join(drafter, f)).read().strip()
+                shutil.copyfile(os.path.join(ROOT, origin), os.path.join(drafter, f[:-len(".from")]))
+        cases = [("dflash2-demo", drafter, "generate", "current", False, goldens["generate"])]
+    elif a.variants:
         goldens = json.load(open(os.path.join(ROOT, "tests/data/variant_goldens.json")))
         cases = [(name, path, section, loop, eos, goldens[section])
                  for section, (loop, eos) in VARIANT_SECTIONS.items()
@@ -79,6 +97,11 @@ def main():
                              "acceptance_lengths_equal": same_len, "tau": run["tau"], "golden_tau": g_tau,
                              "first_differing_token": first_diff, "decode_ms": run["timing_ms"]["decode"],
                              "cuda_graphs": run.get("cuda_graphs", "")})
+                same_steps = True
+                if "steps" in g:  # DFlash2: the selector's block at every step
+                    same_steps = [st["drafted"] for st in run.get("steps", [])] == [st["proposals"] for st in g["steps"]]
+                    rows[-1]["proposals_equal"] = same_steps
+                    same_len = same_len and same_steps
                 failures += not (same_ids and same_len)
                 print(f"{name:20s} {section:11s} p{i}  ids {'==' if same_ids else '!='}  lengths {'==' if same_len else '!='}"
                       f"  tau {run['tau']:.3f} (golden {g_tau:.3f})"

@@ -57,8 +57,9 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
     std::cerr << "loading drafter " << drafterDir << "\n";
     const auto drafter = engine.loadDrafter(drafterDir, drafterConfig);
     if (!drafter.source.empty()) std::cerr << "drafter: " << drafter.source << "\n";
-    std::cerr << "drafter: " << drafter.numLayers << " layers (" << describeLayout(drafter.layout) << "), block size "
-              << drafter.blockSize << "\n";
+    std::cerr << "drafter: " << drafter.family << ", " << drafter.numLayers << " layers (" << describeLayout(drafter.layout)
+              << "), block size " << drafter.blockSize
+              << (drafter.familyDetail.empty() ? std::string() : "; " + drafter.familyDetail) << "\n";
     for (const auto& w : drafter.warnings) std::cerr << "warning: drafter: " << w << "\n";
     if (!drafter.unexpectedTensors.empty())
         std::cerr << "warning: drafter checkpoint has " << drafter.unexpectedTensors.size()
