@@ -165,10 +165,26 @@ struct DFlash2Config {
     std::int64_t selectorTopK = 0;    ///< `selector_top_k`: candidates per block position, <= vocab_size
 };
 
+/// The checkpoint layout a drafter comes in (DFLASH.md section 12).
+enum class DrafterFormat {
+    /// z-lab's (SpecForge and ModelOpt write it too): `dflash_config`, taps `target_layer_ids`,
+    /// no embedding or head (the target's are borrowed).
+    ZLab,
+    /// vllm-project/speculators: `speculators_model_type`, the body in
+    /// `transformer_layer_config`, taps `aux_hidden_state_layer_ids` (= target_layer_ids + 1),
+    /// its own `embed_tokens` and `lm_head` over a draft vocabulary of `draft_vocab_size` tokens
+    /// mapped to target ids by `d2t` (target = draft + d2t[draft]) when it is smaller.
+    Speculators,
+};
+
 /// A DFlash drafter's configuration (DFLASH.md section 1).
 struct DrafterConfig {
     DrafterFamily family = DrafterFamily::DFlash;  ///< from `architectures` (DFLASH.md section 12)
+    DrafterFormat format = DrafterFormat::ZLab;
     std::optional<DFlash2Config> dflash2;          ///< set iff family == DFlash2
+    /// Speculators format: rows of its `lm_head` (`draft_vocab_size`, speculators' default
+    /// 32000 when absent); 0 for the z-lab format.
+    std::int64_t draftVocabSize = 0;
     TransformerConfig body;  ///< the drafter's own layers (no embedding, no LM head)
     std::int64_t blockSize = 16;
     std::int64_t maskTokenId = -1;

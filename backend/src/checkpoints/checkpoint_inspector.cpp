@@ -105,8 +105,9 @@ void compareWithSpecs(CheckpointInspection& r, const TensorSource& src, const st
         needed[s.name] = true;
         if (!src.has(s.name)) {
             r.missing.push_back(s.name + " (expected shape " + shapeString(s.shape) + ")");
-        } else if (!src.isFloat(s.name)) {
-            r.mismatched.push_back(s.name + ": dtype " + src.dtype(s.name) + ", expected a floating-point dtype");
+        } else if (src.isFloat(s.name) == s.integer) {
+            r.mismatched.push_back(s.name + ": dtype " + src.dtype(s.name) + ", expected " +
+                                   (s.integer ? "an integer or bool dtype" : "a floating-point dtype"));
         } else if (src.shape(s.name) != s.shape) {
             r.mismatched.push_back(s.name + ": shape " + shapeString(src.shape(s.name)) + ", expected " +
                                    shapeString(s.shape));

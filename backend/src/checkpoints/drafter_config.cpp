@@ -64,7 +64,6 @@ void resolveDrafterLayout(const Fields& top, const Fields* dflash, DrafterConfig
 /// Keys of drafter families draftscope does not implement yet: each changes the draft math,
 /// so a config that sets one is refused by name (DFLASH.md section 12).
 inline constexpr config::UnimplementedKey kUnimplementedDrafterKeys[] = {
-    {"speculators_model_type", "a drafter in the vllm-project/speculators format"},
     {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2)"},
     {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
 };
@@ -96,6 +95,107 @@ DFlash2Config parseDFlash2(const Fields& top, const Fields* dflash, const Transf
     return c;
 }
 
+/// HF Qwen3Config's defaults: speculators writes `transformer_layer_config` with
+/// `to_diff_dict()`, so a key equal to its default is absent (rope: parseRope's theta 10000).
+json qwen3ConfigDefaults() {
+    return {{"vocab_size", 151936},          {"hidden_size", 4096},         {"intermediate_size", 22016},
+            {"num_hidden_layers", 32},       {"num_attention_heads", 32},   {"num_key_value_heads", 32},
+            {"head_dim", 128},               {"hidden_act", "silu"},        {"max_position_embeddings", 32768},
+            {"rms_norm_eps", 1e-6},          {"attention_bias", false},     {"use_sliding_window", false},
+            {"sliding_window", 4096},        {"max_window_layers", 28}};
+}
+
+/// A drafter in the vllm-project/speculators format (DrafterFormat::Speculators; speculators
+/// `models/dflash` and `models/dflash2` configs, docs/ENGINE.md "Drafter families").
+DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
+    const Fields top(j, path);
+    DrafterConfig d;
+    d.format = DrafterFormat::Speculators;
+    d.body.configPath = path;
+    if (!top.raw("speculators_model_type").is_string())
+        top.wrong("speculators_model_type", "a string", top.raw("speculators_model_type"));
+    const auto type = top.string("speculators_model_type", "");
+    if (type == "dflash") d.family = DrafterFamily::DFlash;
+    else if (type == "dflash2") d.family = DrafterFamily::DFlash2;
+    else
+        throw Error("'" + path + "': speculators_model_type '" + escapeNonPrintable(type) +
+                    "' is not a drafter family draftscope implements (speculators formats read: dflash, dflash2)");
+    if (top.has("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+        j["architectures"][0].is_string())
+        d.body.architecture = j["architectures"][0].get<std::string>();
+    refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    if (!top.has("transformer_layer_config")) top.missing("transformer_layer_config");
+    const auto& layer = top.raw("transformer_layer_config");
+    if (!layer.is_object()) top.wrong("transformer_layer_config", "an object", layer);
+    const auto modelType = layer.contains("model_type") && layer["model_type"].is_string()
+                               ? layer["model_type"].get<std::string>() : std::string("qwen3");
+    if (modelType != "qwen3")
+        throw Error("'" + path + "': transformer_layer_config.model_type '" + escapeNonPrintable(modelType) +
+                    "' is not implemented (draftscope runs speculators drafters with a qwen3 body)");
+    json body = qwen3ConfigDefaults();
+    for (const auto& [k, v] : layer.items()) body[k] = v;
+    const Fields bf(body, path, "transformer_layer_config");
+    d.body.family = TargetFamily::Qwen3;
+    parseTransformer(bf, d.body, /*intermediateOptional=*/false, /*drafter=*/true);
+    d.body.weightPrefix = "";
+    const bool useSliding = bf.boolean("use_sliding_window", false);
+    if (!layer.contains("layer_types")) {  // HF Qwen3Config: sliding from max_window_layers on
+        const auto from = bf.positiveInt("max_window_layers", 28);
+        for (std::int64_t i = 0; i < d.body.numLayers; ++i)
+            d.body.layerTypes[static_cast<std::size_t>(i)] = useSliding && i >= from ? "sliding_attention" : "full_attention";
+    }
+
+    d.blockSize = top.positiveInt("block_size", 8);  // speculators' default
+    if (d.blockSize < 2)
+        throw Error("'" + path + "': block_size must be at least 2, found " + std::to_string(d.blockSize));
+    d.maskTokenId = top.integer("mask_token_id");
+    if (d.maskTokenId < 0)
+        throw Error("'" + path + "': mask_token_id must be non-negative, found " + std::to_string(d.maskTokenId));
+    // aux_hidden_state_layer_ids are HF hidden_states indices (vLLM capture ids): tap k + 1 is
+    // z-lab's target layer k.
+    const auto aux = top.intList("aux_hidden_state_layer_ids");
+    if (aux.empty()) throw Error("'" + path + "': aux_hidden_state_layer_ids is empty");
+    for (auto a : aux) {
+        if (a < 1)
+            throw Error("'" + path + "': aux_hidden_state_layer_ids contains " + std::to_string(a) +
+                        " (hidden_states index " + std::to_string(a) + " is " +
+                        (a == 0 ? "the embedding output" : "not a layer") + "; taps start at 1, the output of layer 0)");
+        d.targetLayerIds.push_back(a - 1);
+    }
+    d.draftVocabSize = top.positiveInt("draft_vocab_size", 32000);
+    if (d.draftVocabSize > d.body.vocabSize)
+        throw Error("'" + path + "': draft_vocab_size " + std::to_string(d.draftVocabSize) +
+                    " exceeds transformer_layer_config.vocab_size " + std::to_string(d.body.vocabSize));
+    if (top.boolean("sample_from_anchor", false))
+        throw Error("'" + path + "': sample_from_anchor is true (the anchor slot drafts too, DSpark's layout), which "
+                    "draftscope does not implement for speculators_model_type '" + type + "'");
+    // speculators: only sliding layers can be causal; full layers stay bidirectional.
+    const bool nonCausal = top.boolean("sliding_window_non_causal", d.family == DrafterFamily::DFlash2);
+    for (std::size_t i = 0; i < d.body.layerTypes.size(); ++i) {
+        LayerAttention a;
+        if (d.body.layerTypes[i] == "sliding_attention") {
+            if (!useSliding)
+                throw Error("'" + path + "': drafter layer " + std::to_string(i) + " is sliding_attention but "
+                            "transformer_layer_config.use_sliding_window is not true, and HF Qwen3Config then drops the window");
+            a.window = bf.positiveInt("sliding_window");
+            if (*a.window < d.blockSize)
+                throw Error("'" + path + "': transformer_layer_config.sliding_window = " + std::to_string(*a.window) +
+                            " is smaller than block_size = " + std::to_string(d.blockSize));
+            a.causal = !nonCausal;
+        }
+        d.layers.push_back(a);
+    }
+    if (top.has("input_embedding_scale")) d.inputEmbeddingScale = top.number("input_embedding_scale", 1.0);
+    if (top.has("output_multiplier")) d.outputMultiplier = top.number("output_multiplier", 1.0);
+    if (top.has("final_logit_softcapping")) {
+        d.finalLogitSoftcapping = top.number("final_logit_softcapping", 0.0);
+        if (!(*d.finalLogitSoftcapping > 0))
+            throw Error("'" + path + "': final_logit_softcapping must be positive");
+    }
+    if (d.family == DrafterFamily::DFlash2) d.dflash2 = parseDFlash2(top, nullptr, d.body);
+    return d;
+}
+
 }  // namespace
 
 const char* drafterFamilyName(DrafterFamily family) {
@@ -107,17 +207,29 @@ const char* drafterFamilyName(DrafterFamily family) {
 }
 
 std::string describeFamily(const DrafterConfig& c) {
-    if (!c.dflash2) return {};
-    const auto& d = *c.dflash2;
-    return "conv kernel " + std::to_string(d.convKernelSize) + ", groups of " + std::to_string(d.convGroupSize) +
-           " around attention and MLP; candidate selector rank " + std::to_string(d.selectorRank) + ", top-" +
-           std::to_string(d.selectorTopK);
+    std::vector<std::string> parts;
+    if (c.format == DrafterFormat::Speculators)
+        parts.push_back("speculators format, own embedding and head" +
+                        (c.draftVocabSize < c.body.vocabSize
+                             ? ", draft vocabulary " + std::to_string(c.draftVocabSize) + " of " +
+                                   std::to_string(c.body.vocabSize) + " (d2t)"
+                             : std::string()));
+    if (c.dflash2) {
+        const auto& d = *c.dflash2;
+        parts.push_back("conv kernel " + std::to_string(d.convKernelSize) + ", groups of " +
+                        std::to_string(d.convGroupSize) + " around attention and MLP; candidate selector rank " +
+                        std::to_string(d.selectorRank) + ", top-" + std::to_string(d.selectorTopK));
+    }
+    std::string out;
+    for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out;
 }
 
 DrafterConfig loadDrafterConfig(const std::string& dir) {
     std::string path;
     const json j = readConfigJson(dir, path);
     Fields top(j, path);
+    if (top.has("speculators_model_type")) return loadSpeculatorsConfig(j, path);
     DrafterConfig d;
     d.body.configPath = path;
     if (top.has("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&

@@ -227,9 +227,10 @@ WeightReport WeightLoader::check(const std::vector<TensorSpec>& specs,
             continue;
         }
         const auto& info = *it->second.info;
-        if (!isFloatingPoint(info.dtype))
-            r.mismatched.push_back(s.name + ": dtype " + dtypeName(info.dtype) +
-                                   ", expected a floating-point dtype (F32, BF16, F16)");
+        if (isFloatingPoint(info.dtype) == s.integer)
+            r.mismatched.push_back(s.name + ": dtype " + dtypeName(info.dtype) + ", expected " +
+                                   (s.integer ? "an integer or bool dtype (I64, I32, BOOL, ...)"
+                                              : "a floating-point dtype (F32, BF16, F16)"));
         else if (info.shape != s.shape)
             r.mismatched.push_back(s.name + ": shape " + shapeString(info.shape) + ", expected " +
                                    shapeString(s.shape));
@@ -276,6 +277,15 @@ at::Tensor WeightLoader::load(const std::string& name, at::ScalarType dtype,
     at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(toAten(info.dtype)));
     if (info.byteSize()) std::memcpy(host.data_ptr(), it->second.file->data(info), info.byteSize());
     return host.to(device, dtype, /*non_blocking=*/false, /*copy=*/false);
+}
+
+std::vector<std::int64_t> WeightLoader::loadIndices(const std::string& name) const {
+    auto it = where_.find(name);
+    if (it == where_.end()) throw Error("tensor '" + name + "' not found in checkpoint '" + dir_ + "'");
+    if (isFloatingPoint(it->second.info->dtype))
+        throw Error("tensor '" + name + "' in '" + it->second.file->path() + "' has dtype " +
+                    dtypeName(it->second.info->dtype) + ", expected an integer or bool dtype");
+    return it->second.file->readInt64(name);
 }
 
 std::uint64_t WeightLoader::totalBytes() const {

@@ -18,6 +18,7 @@ namespace draftscope {
 struct TensorSpec {
     std::string name;
     std::vector<std::int64_t> shape;
+    bool integer = false;  ///< an index tensor (integer or bool dtype) instead of a floating-point one
 };
 
 /// Outcome of matching a checkpoint against an architecture.
@@ -56,6 +57,9 @@ public:
     /// of pinned staging buffers (large pread()s by several threads) and from there to the
     /// GPU by asynchronous copies; any dtype conversion runs on the GPU.
     at::Tensor load(const std::string& name, at::ScalarType dtype, const at::Device& device) const;
+    /// Copies integer or bool tensor `name` to the host as int64 (row-major). Throws Error if
+    /// absent or floating point.
+    std::vector<std::int64_t> loadIndices(const std::string& name) const;
 
     /// Waits for every asynchronous copy load() issued (the destructor does too).
     void finishUploads() const;

@@ -42,8 +42,8 @@ std::string familyHint(const std::vector<std::string>& names) {
     if (any("markov_w") || any("confidence_head"))
         return "these are DSpark parts (Markov logit bias, confidence head), which draftscope does not implement yet";
     if (any("embed_tokens") || any("lm_head") || any("verifier_") || any("d2t") || any("t2d"))
-        return "a drafter with its own embedding, head or vocabulary map is the vllm-project/speculators format, which "
-               "draftscope does not implement yet";
+        return "a drafter with its own embedding, head or vocabulary map is in the vllm-project/speculators format, "
+               "whose config.json names speculators_model_type (dflash or dflash2) and transformer_layer_config";
     return "check that the config's architecture matches the checkpoint";
 }
 }  // namespace
@@ -79,6 +79,11 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
         }
     }
     if (d.dflash2) CandidateSelector::specs(s, has, c.vocabSize, H, d.dflash2->selectorRank);
+    if (d.format == DrafterFormat::Speculators) {
+        s.push_back({"embed_tokens.weight", {c.vocabSize, H}});
+        s.push_back({"lm_head.weight", {d.draftVocabSize, H}});
+        if (d.draftVocabSize != c.vocabSize) s.push_back({"d2t", {d.draftVocabSize}, /*integer=*/true});
+    }
     return s;
 }
 
@@ -122,7 +127,10 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
                     std::to_string(tc.hiddenSize) + ")");
 
     const auto specs = expectedTensors(config_, expectedFc, [&](const std::string& n) { return weights.has(n); });
-    report_ = weights.check(specs);
+    // Speculators: t2d (checked against d2t below) and the training-only verifier copies are no
+    // part of the draft forward.
+    const bool speculators = config_.format == DrafterFormat::Speculators;
+    report_ = speculators ? weights.check(specs, {"t2d", "verifier_norm.", "verifier_lm_head."}) : weights.check(specs);
     // A tensor the forward would not use means a part of the drafter would be ignored (a
     // DFlash2 checkpoint read as DFlash, a speculators drafter's own head): refused by name.
     if (!report_.unexpected.empty()) {
@@ -166,6 +174,7 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
         }
         layers_.push_back(std::move(L));
     }
+    if (speculators) loadSpeculatorsVocabulary(weights, lt, where);
     if (config_.dflash2) {
         if (config_.dflash2->selectorTopK > tc.vocabSize)
             throw Error(where + ": selector_top_k " + std::to_string(config_.dflash2->selectorTopK) +
@@ -266,7 +275,7 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
 
     DraftOutput out;
     const auto ctx = projectContext(features.to(dev, target_.dtype()));  // [C, H], shared by all layers
-    at::Tensor x = target_.drafterEmbed(block).to(target_.dtype());   // [B, H]
+    at::Tensor x = embedBlock(block);  // [B, H]
     if (config_.inputEmbeddingScale != 1.0) x = x * config_.inputEmbeddingScale;
     for (std::size_t l = 0; l < layers_.size(); ++l) {
         const auto& layer = layers_[l];
@@ -299,10 +308,66 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
     }
     if (!staticPositions) cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);
-    out.logits = target_.drafterLogits(out.hidden.narrow(0, 1, B - 1));
-    if (config_.outputMultiplier != 1.0) out.logits = out.logits * config_.outputMultiplier;
-    if (const auto c = config_.finalLogitSoftcapping) out.logits = at::tanh(out.logits / *c) * *c;
+    out.logits = logitsOf(out.hidden.narrow(0, 1, B - 1));
     return out;
+}
+
+at::Tensor DFlashDrafter::embedBlock(const at::Tensor& block) const {
+    if (ownEmbed_.defined()) return at::embedding(ownEmbed_, block);
+    return target_.drafterEmbed(block).to(target_.dtype());
+}
+
+at::Tensor DFlashDrafter::logitsOf(const at::Tensor& hidden) const {
+    at::Tensor logits;
+    if (!ownHead_.defined()) {
+        logits = target_.drafterLogits(hidden);
+    } else {
+        logits = at::linear(hidden, ownHead_).to(at::kFloat);  // [rows, V_d]
+        if (draftToTarget_.defined())  // draft row d is target token d + d2t[d]; no row: -inf
+            logits = at::full({hidden.size(0), target_.config().vocabSize}, -INFINITY, logits.options())
+                         .index_copy_(1, draftToTarget_, logits);
+    }
+    if (config_.outputMultiplier != 1.0) logits = logits * config_.outputMultiplier;
+    if (const auto c = config_.finalLogitSoftcapping) logits = at::tanh(logits / *c) * *c;
+    return logits;
+}
+
+void DFlashDrafter::loadSpeculatorsVocabulary(const WeightLoader& weights, const LoadTarget& lt,
+                                              const std::string& where) {
+    const auto V = target_.config().vocabSize;
+    if (config_.body.vocabSize != V)
+        throw Error(where + ": transformer_layer_config.vocab_size is " + std::to_string(config_.body.vocabSize) +
+                    " (rows of embed_tokens) but the target's vocabulary has " + std::to_string(V) + " tokens");
+    ownEmbed_ = lt.get("embed_tokens.weight");
+    ownHead_ = lt.get("lm_head.weight");
+    const auto Vd = config_.draftVocabSize;
+    if (Vd == V) return;
+    // d2t: offsets, target id = draft id + d2t[draft id]; every target id in range, none twice.
+    const auto d2t = weights.loadIndices("d2t");
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(Vd));
+    std::vector<bool> seen(static_cast<std::size_t>(V), false);
+    for (std::int64_t d = 0; d < Vd; ++d) {
+        const auto t = d + d2t[static_cast<std::size_t>(d)];
+        if (t < 0 || t >= V)
+            throw Error(where + ": d2t[" + std::to_string(d) + "] = " + std::to_string(d2t[static_cast<std::size_t>(d)]) +
+                        " maps draft token " + std::to_string(d) + " to target id " + std::to_string(t) +
+                        ", outside the target's vocabulary 0.." + std::to_string(V - 1));
+        if (seen[static_cast<std::size_t>(t)])
+            throw Error(where + ": d2t maps two draft tokens to target id " + std::to_string(t));
+        seen[static_cast<std::size_t>(t)] = true;
+        ids[static_cast<std::size_t>(d)] = t;
+    }
+    if (weights.has("t2d")) {  // optional: must mark exactly the target ids d2t reaches
+        if (weights.shape("t2d") != std::vector<std::int64_t>{V})
+            throw Error(where + ": t2d has shape " + shapeString(weights.shape("t2d")) + ", expected [" +
+                        std::to_string(V) + "]");
+        const auto t2d = weights.loadIndices("t2d");
+        for (std::int64_t t = 0; t < V; ++t)
+            if ((t2d[static_cast<std::size_t>(t)] != 0) != seen[static_cast<std::size_t>(t)])
+                throw Error(where + ": t2d and d2t disagree at target id " + std::to_string(t) + " (t2d says " +
+                            (t2d[static_cast<std::size_t>(t)] ? "in" : "not in") + " the draft vocabulary)");
+    }
+    draftToTarget_ = at::tensor(ids, at::TensorOptions().dtype(at::kLong)).to(target_.drafterDevice());
 }
 
 LayerAttention DFlashDrafter::layerAttention(std::size_t layer) const {

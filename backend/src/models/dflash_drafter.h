@@ -117,6 +117,18 @@ private:
     RmsNorm hiddenNorm_, finalNorm_;
     std::vector<Layer> layers_;
     std::optional<CandidateSelector> selector_;  ///< DFlash2 only
+    // Speculators format: its own embedding [V, H] and head [V_d, H], and the target id of each
+    // draft-vocabulary row (int64 [V_d], draft id + d2t; undefined when V_d == V).
+    at::Tensor ownEmbed_, ownHead_, draftToTarget_;
+    /// Speculators format: loads embed_tokens, lm_head and the d2t map (checked: in range, no
+    /// target id twice, agreeing with t2d if present). Throws Error naming the tensor.
+    void loadSpeculatorsVocabulary(const WeightLoader& weights, const LoadTarget& lt, const std::string& where);
+    /// Block embeddings [B, H]: the own embedding where the format has one, else the target's.
+    at::Tensor embedBlock(const at::Tensor& block) const;
+    /// Draft logits float32 [rows, V] over the target vocabulary from normed hidden rows: the
+    /// own head scattered to target ids (-inf where the draft vocabulary has no row) or the
+    /// target's head; then output_multiplier and soft-capping.
+    at::Tensor logitsOf(const at::Tensor& hidden) const;
     RotaryEmbedding rotary_;                       ///< float32 inv_freq (current revision)
     std::optional<RotaryEmbedding> aprilRotary_;   ///< inv_freq rounded through the checkpoint dtype, if it rounds
     std::int64_t parameters_ = 0;

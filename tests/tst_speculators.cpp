@@ -1,0 +1,247 @@
+// Drafters in the vllm-project/speculators format (DFLASH.md section 12; docs/ENGINE.md
+// "Drafter families"): the same weights as a z-lab drafter, converted the way speculators'
+// `convert/dflash` converter does (taps + 1, the body nested in transformer_layer_config with
+// HF Qwen3Config defaults left out, the target's embed_tokens and lm_head copied in), must
+// reproduce the z-lab drafter's goldens exactly; a reduced draft vocabulary (d2t) maps draft
+// rows to target ids; bad maps and unimplemented layouts are refused by name.
+
+#include "draftscope/engine.h"
+#include "draftscope/inspector.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+
+using namespace draftscope;
+using namespace testsupport;
+
+namespace {
+
+/// Every tensor of a checkpoint directory's safetensors files (a sharded one included).
+std::vector<std::shared_ptr<const SafetensorsFile>> checkpointFiles(const std::string& dir) {
+    std::vector<std::shared_ptr<const SafetensorsFile>> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir))
+        if (e.path().extension() == ".safetensors") out.push_back(SafetensorsFile::open(e.path().string()));
+    return out;
+}
+
+/// Writes `zlab` (a z-lab DFlash or DFlash2 drafter of the demo target) to `out` in the
+/// speculators layout. `draftIds` (ascending target ids) makes a reduced draft vocabulary with
+/// d2t and t2d; empty: the full vocabulary, no maps. `edit` may change the config at the end.
+void writeSpeculators(const std::string& zlab, const std::string& out, const std::vector<std::int64_t>& draftIds = {},
+                      const std::function<void(nlohmann::json&)>& edit = {}) {
+    std::filesystem::create_directories(out);
+    const auto z = readJson(zlab + "/config.json");
+    const auto& dc = z["dflash_config"];
+    const bool v2 = z["architectures"][0] == "DFlash2DraftModel";
+    nlohmann::json body = nlohmann::json::object();
+    for (const char* k : {"hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                          "num_key_value_heads", "head_dim", "rms_norm_eps", "rope_parameters", "vocab_size",
+                          "max_position_embeddings", "layer_types"})
+        body[k] = z[k];
+    body["model_type"] = "qwen3";
+    std::vector<std::int64_t> aux;
+    for (auto t : dc["target_layer_ids"].get<std::vector<std::int64_t>>()) aux.push_back(t + 1);
+    const std::int64_t V = z["vocab_size"], H = z["hidden_size"];
+    const auto Vd = draftIds.empty() ? V : static_cast<std::int64_t>(draftIds.size());
+    nlohmann::json c = {{"speculators_model_type", v2 ? "dflash2" : "dflash"},
+                        {"architectures", {v2 ? "DFlash2DraftModel" : "DFlashSpeculator"}},
+                        {"transformer_layer_config", body},
+                        {"block_size", z.contains("block_size") ? z["block_size"] : dc["block_size"]},
+                        {"mask_token_id", dc["mask_token_id"]},
+                        {"aux_hidden_state_layer_ids", aux},
+                        {"draft_vocab_size", Vd},
+                        {"target_hidden_size", nullptr},
+                        {"sliding_window_non_causal", false},
+                        {"sample_from_anchor", false}};
+    if (v2)
+        for (const char* k : {"conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
+                              "output_multiplier", "final_logit_softcapping"})
+            c[k] = dc[k];
+    if (edit) edit(c);
+    writeJson(out + "/config.json", c);
+
+    SafetensorsWriter w;
+    for (const auto& f : checkpointFiles(zlab))
+        for (const auto& t : f->tensors()) w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
+    const auto target = SafetensorsFile::open(demoTarget() + "/model.safetensors");
+    const auto& embed = target->at("model.embed_tokens.weight");
+    w.add("embed_tokens.weight", embed.dtype, embed.shape, target->data(embed), embed.byteSize());
+    const auto& head = target->at("lm_head.weight");
+    if (draftIds.empty()) {
+        w.add("lm_head.weight", head.dtype, head.shape, target->data(head), head.byteSize());
+    } else {
+        const auto row = head.byteSize() / static_cast<std::size_t>(V);
+        std::vector<std::byte> rows;
+        std::vector<std::int64_t> d2t;
+        std::vector<std::uint8_t> t2d(static_cast<std::size_t>(V), 0);
+        for (std::size_t d = 0; d < draftIds.size(); ++d) {
+            const auto* from = target->data(head) + static_cast<std::size_t>(draftIds[d]) * row;
+            rows.insert(rows.end(), from, from + row);
+            d2t.push_back(draftIds[d] - static_cast<std::int64_t>(d));
+            t2d[static_cast<std::size_t>(draftIds[d])] = 1;
+        }
+        w.add("lm_head.weight", head.dtype, {Vd, H}, rows.data(), rows.size());
+        w.addInt64("d2t", {Vd}, d2t);
+        w.add("t2d", DType::BOOL, {V}, t2d.data(), t2d.size());
+    }
+    w.write(out + "/model.safetensors");
+}
+
+std::string dflash2Demo() { return unpackedDataPath("models/dflash2-demo"); }
+
+}  // namespace
+
+class TestSpeculators : public QObject {
+    Q_OBJECT
+    QTemporaryDir tmp_;
+    std::string dir(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
+
+private slots:
+    void initTestCase() {
+        writeSpeculators(demoDrafter(), dir("dflash"));
+        writeSpeculators(dflash2Demo(), dir("dflash2"));
+    }
+
+    void summaryAndInspectorNameTheFormat() {
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        const auto s = engine.loadDrafter(dir("dflash"));
+        QCOMPARE(s.family, std::string("DFlash"));
+        QVERIFY2(s.familyDetail.find("speculators format") != std::string::npos, s.familyDetail.c_str());
+        QCOMPARE(s.targetLayerIds, (std::vector<std::int64_t>{1, 2, 4}));  // aux [2, 3, 5] - 1
+        QCOMPARE(s.blockSize, std::int64_t{16});
+        QVERIFY(s.unexpectedTensors.empty() && s.ignoredTensors.empty());
+        const auto r = inspectCheckpoint(dir("dflash2"));
+        QCOMPARE(r.family, std::string("DFlash2"));
+        QVERIFY2(r.familyDetail.find("speculators format") != std::string::npos &&
+                     r.familyDetail.find("candidate selector") != std::string::npos,
+                 r.familyDetail.c_str());
+        QVERIFY(r.missing.empty() && r.mismatched.empty() && r.unexpected.empty());
+    }
+
+    void dflashReproducesTheZLabGoldens_data() {
+        QTest::addColumn<int>("prompt");
+        for (int p : {0, 2}) QTest::newRow(qPrintable(QString("p%1").arg(p))) << p;
+    }
+    void dflashReproducesTheZLabGoldens() {
+        // Own embed_tokens / lm_head equal to the target's: the current loop's goldens of the
+        // z-lab demo drafter, and the same drafter call bit for bit.
+        QFETCH(int, prompt);
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(dir("dflash"));
+        engine.loadDrafter(demoDrafter());
+        RunSettings s;
+        s.maxNewTokens = 96;
+        s.ignoreEos = true;
+        const auto r = engine.run(goldenPrompt(prompt), s);
+        const auto& g = variantGoldens()["current"]["drafter-good.p" + std::to_string(prompt)];
+        QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
+        QCOMPARE(r.acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
+        QCOMPARE(engine.draftBlock(goldenPrompt(prompt), LoopRevision::Current, 0).draftLogits,
+                 engine.draftBlock(goldenPrompt(prompt), LoopRevision::Current, 1).draftLogits);
+    }
+
+    void dflash2ReproducesTheReferenceGoldens() {
+        // speculators' dflash2 layout (conv and selector keys at the top level) of the DFlash2
+        // demo drafter: the reference's goldens (tests/data/dflash2_goldens.json).
+        const auto g = nlohmann::json::parse(readFileToString(dataPath("dflash2_goldens.json")))["generate"]["dflash2-demo.p0"];
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(dir("dflash2"));
+        RunSettings s;
+        s.maxNewTokens = 96;
+        s.ignoreEos = true;
+        const auto r = engine.run(goldenPrompt(0), s);
+        QCOMPARE(r.outputIds, g["output_ids"].get<std::vector<std::int64_t>>());
+        QCOMPARE(r.acceptanceLengths, g["acceptance_lengths"].get<std::vector<int>>());
+        QCOMPARE(r.steps.front().drafted, g["steps"][0]["proposals"].get<std::vector<std::int64_t>>());
+    }
+
+    void reducedDraftVocabularyMapsRowsToTargetIds() {
+        // Draft vocabulary: every target id not divisible by 3 (1365 of 2048). Row d is target
+        // token d + d2t[d]: the logits there equal the full head's, every other id is -inf,
+        // no drafted token is outside it, and the greedy output is still the target's.
+        std::vector<std::int64_t> ids;
+        for (std::int64_t t = 0; t < 2048; ++t)
+            if (t % 3) ids.push_back(t);
+        writeSpeculators(demoDrafter(), dir("reduced"), ids);
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        const auto summary = engine.loadDrafter(dir("reduced"));
+        QVERIFY2(summary.familyDetail.find("draft vocabulary 1365 of 2048") != std::string::npos, summary.familyDetail.c_str());
+        engine.loadDrafter(dir("dflash"));
+        const auto reduced = engine.draftBlock(goldenPrompt(1), LoopRevision::Current, 0).draftLogits;
+        const auto full = engine.draftBlock(goldenPrompt(1), LoopRevision::Current, 1).draftLogits;
+        QCOMPARE(reduced.size(), full.size());
+        for (std::size_t i = 0; i < full.size(); ++i) {
+            const auto t = static_cast<std::int64_t>(i % 2048);
+            if (t % 3) QCOMPARE(reduced[i], full[i]);
+            else QVERIFY2(std::isinf(reduced[i]) && reduced[i] < 0, qPrintable(QString("id %1 not -inf").arg(t)));
+        }
+        RunSettings s;
+        s.maxNewTokens = 48;
+        s.ignoreEos = true;
+        const auto r = engine.run(goldenPrompt(1), s);
+        QCOMPARE(r.outputIds, engine.greedy(goldenPrompt(1), 48, true));
+        for (const auto& st : r.steps)
+            for (auto t : st.drafted) QVERIFY2(t % 3, qPrintable(QString("drafted %1, outside the draft vocabulary").arg(t)));
+    }
+
+    void badMapsAndLayoutsAreRefusedByName() {
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        auto refused = [&](const std::string& name, const std::vector<std::int64_t>& ids,
+                           const std::function<void(nlohmann::json&)>& edit, const QString& expect) {
+            writeSpeculators(demoDrafter(), dir(name), ids, edit);
+            const auto e = errorOf([&] { engine.loadDrafter(dir(name)); });
+            QVERIFY2(e.contains(expect), qPrintable(name.c_str() + QString(": ") + e));
+        };
+        std::vector<std::int64_t> some = {1, 5, 9};
+        refused("dspark", {}, [](nlohmann::json& c) { c["speculators_model_type"] = "dspark"; }, "speculators_model_type 'dspark'");
+        refused("llama-body", {}, [](nlohmann::json& c) { c["transformer_layer_config"]["model_type"] = "llama"; },
+                "transformer_layer_config.model_type 'llama'");
+        refused("aux-zero", {}, [](nlohmann::json& c) { c["aux_hidden_state_layer_ids"] = {0, 3}; }, "the embedding output");
+        refused("anchor", {}, [](nlohmann::json& c) { c["sample_from_anchor"] = true; }, "sample_from_anchor");
+        refused("vocab-count", some, [](nlohmann::json& c) { c["draft_vocab_size"] = 4; }, "lm_head.weight");
+        refused("no-block-tensor", {}, [](nlohmann::json& c) { c.erase("transformer_layer_config"); }, "transformer_layer_config");
+        // d2t written by hand: out of range, and two draft rows on one target id.
+        writeSpeculators(demoDrafter(), dir("d2t-range"), some);
+        {
+            SafetensorsWriter w;
+            const auto f = SafetensorsFile::open(dir("d2t-range") + "/model.safetensors");
+            for (const auto& t : f->tensors())
+                if (t.name == "d2t") w.addInt64("d2t", {3}, {1, 5000, 7});
+                else if (t.name != "t2d") w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
+            w.write(dir("d2t-range") + "/model.safetensors.new");
+        }
+        std::filesystem::rename(dir("d2t-range") + "/model.safetensors.new", dir("d2t-range") + "/model.safetensors");
+        auto e = errorOf([&] { engine.loadDrafter(dir("d2t-range")); });
+        QVERIFY2(e.contains("d2t[1] = 5000") && e.contains("outside the target's vocabulary"), qPrintable(e));
+        writeSpeculators(demoDrafter(), dir("t2d-wrong"), some);
+        {
+            SafetensorsWriter w;
+            const auto f = SafetensorsFile::open(dir("t2d-wrong") + "/model.safetensors");
+            for (const auto& t : f->tensors()) {
+                if (t.name != "t2d") {
+                    w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
+                    continue;
+                }
+                std::vector<std::uint8_t> mask(2048, 0);
+                mask[1] = mask[5] = mask[10] = 1;  // 10 instead of 9
+                w.add("t2d", DType::BOOL, {2048}, mask.data(), mask.size());
+            }
+            w.write(dir("t2d-wrong") + "/model.safetensors.new");
+        }
+        std::filesystem::rename(dir("t2d-wrong") + "/model.safetensors.new", dir("t2d-wrong") + "/model.safetensors");
+        e = errorOf([&] { engine.loadDrafter(dir("t2d-wrong")); });
+        QVERIFY2(e.contains("t2d and d2t disagree at target id 9"), qPrintable(e));
+        QCOMPARE(engine.drafterCount(), 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSpeculators)
+#include "tst_speculators.moc"
