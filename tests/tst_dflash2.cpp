@@ -272,6 +272,28 @@ private slots:
         QVERIFY2(rejected > 0, "no rejection happened: the test does not exercise the residual distribution");
     }
 
+    void ddtreeBuildsFromTheDrafterLogits() {
+        // DDTree on a DFlash2 drafter (docs/ENGINE.md "DFlash2"): the tree comes from the
+        // drafter's logits (multiplier and soft-capping applied) as the official DDTree code would
+        // build it, not from the selector's walk; its first depth-1 node is the logits' argmax,
+        // which the selector may replace in the chain. The tree loop stays lossless.
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(demoDFlash2());
+        const auto block = engine.draftBlock(goldenPrompt(0), LoopRevision::Current);
+        const auto tree = engine.draftTree(goldenPrompt(0), 8, LoopRevision::Current);
+        const auto V = static_cast<std::size_t>(block.vocabSize);
+        const auto first = std::max_element(block.draftLogits.begin(), block.draftLogits.begin() + static_cast<std::ptrdiff_t>(V));
+        QCOMPARE(tree.size(), 9);
+        QCOMPARE(tree.tokens[1], static_cast<std::int64_t>(first - block.draftLogits.begin()));
+        QCOMPARE(tree.depths[1], 1);
+        RunSettings s;
+        s.maxNewTokens = 32;
+        s.ignoreEos = true;
+        const auto t = engine.runTree(goldenPrompt(0), s, 8);
+        QCOMPARE(t.outputIds, engine.greedy(goldenPrompt(0), 32, true));
+    }
+
     void aprilLoopRefused() {
         Engine engine;
         engine.loadTarget(demoTarget());
