@@ -98,6 +98,14 @@ private slots:
         QCOMPARE(engine.loadDrafter(demoDrafter()).family, std::string("DFlash"));
     }
 
+    /// An engine with case `c`'s target and drafter loaded.
+    static std::unique_ptr<Engine> loaded(const Case& c) {
+        auto engine = std::make_unique<Engine>();
+        engine->loadTarget(c.target);
+        engine->loadDrafter(c.drafter);
+        return engine;
+    }
+
     void drafterCall_data() { addCases(true); }
     void drafterCall() {
         // Context = all prompt features, block [anchor, MASK...] at T.., empty cache: the
@@ -105,10 +113,7 @@ private slots:
         // greedy walk token for token.
         QFETCH(QString, name);
         const auto c = caseOf(name);
-        Engine engine;
-        engine.loadTarget(c.target);
-        engine.loadDrafter(c.drafter);
-        const auto r = engine.draftBlock(c.prompt, LoopRevision::Current);
+        const auto r = loaded(c)->draftBlock(c.prompt, LoopRevision::Current);
         const auto key = tensorKey(c.key);
         const double eh = relativeMaxError(r.draftHidden, dflash2Tensors().readFloat32(key + ".draft_hidden"));
         const double el = relativeMaxError(r.draftLogits, dflash2Tensors().readFloat32(key + ".draft_logits"));
@@ -127,14 +132,11 @@ private slots:
         // unary + pairwise scores over the top-k, per position) matches the reference's.
         QFETCH(QString, name);
         const auto c = caseOf(name);
-        Engine engine;
-        engine.loadTarget(c.target);
-        engine.loadDrafter(c.drafter);
         const auto key = tensorKey(c.key);
         SelectorProbe probe;
         probe.temperature = 0.8;
         probe.path = dflash2Tensors().readInt64(key + ".sampled_path");
-        const auto r = engine.draftBlock(c.prompt, LoopRevision::Current, 0, probe);
+        const auto r = loaded(c)->draftBlock(c.prompt, LoopRevision::Current, 0, probe);
         QCOMPARE(r.selectorPath, probe.path);
         const auto k = static_cast<std::size_t>(r.selectorTopK);
         const auto got = byToken(r.selectorCandidates, r.selectorQ, k);
@@ -163,9 +165,8 @@ private slots:
         const auto& g = dflash2Goldens()["generate"];
         if (!g.contains(c.key)) QSKIP("the reference loop did not run on this target (see FIXTURES.md)");
         const auto& want = g[c.key];
-        Engine engine;
-        engine.loadTarget(c.target);
-        engine.loadDrafter(c.drafter);
+        const auto loadedEngine = loaded(c);
+        Engine& engine = *loadedEngine;
         RunSettings s;
         s.maxNewTokens = name.startsWith("dflash2-hybrid") ? 48 : 96;
         s.ignoreEos = true;

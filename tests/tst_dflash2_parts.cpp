@@ -10,28 +10,18 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "tensor_test_support.h"
+
 #include <QtTest>
 
 #include <cmath>
 #include <vector>
 
 using namespace draftscope;
+using testsupport::expectNear;
+using testsupport::f32;
 
 namespace {
-
-at::Tensor f32(const std::vector<float>& v, at::IntArrayRef shape) {
-    return at::tensor(v, at::TensorOptions().dtype(at::kFloat)).reshape(shape);
-}
-
-void expectNear(const at::Tensor& got, const std::vector<double>& want, double tol = 1e-6) {
-    const auto g = got.to(at::kDouble).contiguous().reshape({-1});
-    QCOMPARE(g.numel(), static_cast<std::int64_t>(want.size()));
-    for (std::size_t i = 0; i < want.size(); ++i) {
-        const double v = g[static_cast<std::int64_t>(i)].item<double>();
-        QVERIFY2(std::abs(v - want[i]) <= tol * std::max(1.0, std::abs(want[i])),
-                 qPrintable(QString("element %1: got %2, expected %3").arg(i).arg(v, 0, 'g', 10).arg(want[i], 0, 'g', 10)));
-    }
-}
 
 std::vector<std::int64_t> ids(const at::Tensor& t) {
     const auto h = t.contiguous();
