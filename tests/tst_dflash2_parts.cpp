@@ -77,6 +77,23 @@ private slots:
                    {1.1, 2.2, 3.6, 4.8});
     }
 
+    void projectionRowsAreSideTapGroup() {
+        // H 6 in groups of 2 (G 3), K 2: kernel_projection row 9 is (side 1, tap 1, group 0) in
+        // the reference's [2, K, G] view ([2, G, K] would make it group 1, tap 1). Projecting
+        // channel 0 there, finish() adds x[t, 0] * y[t - 1] on group 0 only.
+        auto proj = at::zeros({12, 6}, at::kFloat);
+        proj[9][0] = 1.0f;
+        auto base = at::zeros({2, 2, 6}, at::kFloat);
+        base[1][0].fill_(2.0f);  // side 1, tap 0
+        const DynamicCausalConv conv{base, {proj, {}}, 2};
+        std::vector<float> xs(18);
+        for (int i = 0; i < 18; ++i) xs[static_cast<std::size_t>(i)] = static_cast<float>(i + 1);
+        const auto x = f32(xs, {3, 6});  // x[t, 0] = 1, 7, 13
+        const auto taps = conv.prepare(x).second;
+        expectNear(conv.finish(at::ones({3, 6}, at::kFloat), taps),
+                   {2, 2, 2, 2, 2, 2, 9, 9, 2, 2, 2, 2, 15, 15, 2, 2, 2, 2});
+    }
+
     void prepareSplitsTheProjectionIntoTwoSides() {
         // kernel_projection rows are (side, tap, group): with K 2 and G 2, row 4 is side 1,
         // tap 0, group 0. Projecting channel 0 there: finish() then scales group 0 of the
@@ -160,20 +177,23 @@ private slots:
         step({10, 8, 9}, {10, 11, 9}, 1);
         step({10, 8, 9}, {10, 99, 9}, 1);
         step({4, 8, 9}, {4, 8, 1}, 0);
+        // step 5: first change at 1, accepted 3 (10, 11, 12)      -> Gained 2 (acc 3 - position 1)
+        step({10, 11, 12}, {10, 20, 12}, 3);
         const auto s = selectorStats(run);
         QVERIFY(s.available && s.greedy);
-        QCOMPARE(s.steps, 5);
-        QCOMPARE(s.stepsChanged, 4);
+        QCOMPARE(s.steps, 6);
+        QCOMPARE(s.stepsChanged, 5);
         QCOMPARE(s.effects, (std::vector<SelectorEffect>{SelectorEffect::Same, SelectorEffect::Gained, SelectorEffect::Lost,
-                                                          SelectorEffect::Neutral, SelectorEffect::Neutral}));
-        QCOMPARE(s.lengthChange, (std::vector<int>{0, 2, -1, 0, 0}));
-        QCOMPARE(s.gained, 1);
+                                                          SelectorEffect::Neutral, SelectorEffect::Neutral,
+                                                          SelectorEffect::Gained}));
+        QCOMPARE(s.lengthChange, (std::vector<int>{0, 2, -1, 0, 0, 2}));
+        QCOMPARE(s.gained, 2);
         QCOMPARE(s.lost, 1);
         QCOMPARE(s.neutral, 2);
-        QCOMPARE(s.tokensGained, 2);
-        QCOMPARE(s.drafted, (std::vector<int>{5, 5, 5}));
-        QCOMPARE(s.changed, (std::vector<int>{1, 2, 1}));
-        QCOMPARE(s.changedRate(1), 0.4);
+        QCOMPARE(s.tokensGained, 4);
+        QCOMPARE(s.drafted, (std::vector<int>{6, 6, 6}));
+        QCOMPARE(s.changed, (std::vector<int>{1, 3, 1}));
+        QCOMPARE(s.changedRate(1), 0.5);
         // At T > 0 the counterfactual is not defined: change counts only.
         run.settings.temperature = 1.0;
         const auto sampled = selectorStats(run);

@@ -40,6 +40,7 @@ nlohmann::json toJson(const CheckpointInspection& r) {
     for (const auto& [k, v] : r.configFields) config[k] = nlohmann::json::parse(v, nullptr, false);
     return {{"path", r.path}, {"kind", r.kind}, {"source", r.source}, {"architecture", r.architecture},
             {"attention_layout", r.attentionLayout}, {"family", r.family}, {"family_detail", r.familyDetail},
+            {"architecture_checked", r.architectureChecked},
             {"config", config}, {"total_parameters", r.totalParameters}, {"total_bytes", r.totalBytes},
             {"missing", r.missing}, {"mismatched", r.mismatched}, {"unexpected", r.unexpected},
             {"notes", r.notes}, {"tensors", tensors}};
@@ -89,7 +90,9 @@ int InspectCommand::run() const {
         std::cout << "\nconfig:\n";
         for (const auto& [k, v] : r.configFields) std::cout << "  " << k << " = " << v << "\n";
     }
-    if (r.kind != "unknown") {
+    if (!r.architectureChecked) {
+        std::cout << "\narchitecture check: skipped (see the note above)\n";
+    } else {
         std::cout << "\narchitecture check: ";
         if (r.missing.empty() && r.mismatched.empty() && r.unexpected.empty()) std::cout << "every expected tensor present, nothing extra\n";
         else std::cout << r.missing.size() << " missing, " << r.mismatched.size() << " mismatched, " << r.unexpected.size() << " unexpected\n";

@@ -253,8 +253,8 @@ void InspectorDialog::showInspection(const CheckpointInspection& r) {
     }
     configView_->resizeColumnToContents(0);
     QStringList lines;
-    if (r.kind == "unknown") {
-        lines << tr("Architecture check skipped.");
+    if (!r.architectureChecked) {
+        lines << tr("Architecture check skipped (see the note below).");
     } else if (r.missing.empty() && r.mismatched.empty() && r.unexpected.empty()) {
         lines << tr("Every tensor the %1 architecture expects is present with the right shape; nothing extra.")
                      .arg(QString::fromStdString(r.architecture));

@@ -39,6 +39,9 @@ struct CheckpointInspection {
     std::vector<TensorStats> tensors;  ///< sorted by name
     std::int64_t totalParameters = 0;  ///< sum of numel over floating-point tensors
     std::uint64_t totalBytes = 0;
+    /// Whether the tensors were compared with the config's architecture (false when the config
+    /// is missing or not understood: notes say why, and the three lists below stay empty).
+    bool architectureChecked = false;
     /// Against the architecture of the config (empty when kind is "unknown"):
     std::vector<std::string> missing;     ///< expected, absent (with the expected shape)
     std::vector<std::string> mismatched;  ///< present with another shape or dtype (described)

@@ -45,6 +45,17 @@ enum class LoopRevision {
 /// CLI / results-file spelling of a loop revision: "current" or "2026-04".
 inline std::string loopRevisionName(LoopRevision r) { return r == LoopRevision::Current ? "current" : "2026-04"; }
 
+/// Why a drafter of `family` (ModelSummary::family, drafterFamilyName) cannot run loop
+/// revision `loop`, or "" if it can: DFlash2 exists only in the current loop (its proposal
+/// step came after the 2026-04 reference). The one statement of that rule: the loop throws it,
+/// evaluations check it before their first prompt.
+inline std::string loopRefusal(const std::string& family, LoopRevision loop) {
+    if (family == "DFlash2" && loop == LoopRevision::April2026)
+        return "a DFlash2 drafter (candidate selector) runs only in the current loop: the 2026-04 loop predates "
+               "DFlash2 and has no proposal step; use --loop current";
+    return {};
+}
+
 /// Parses "current" or "2026-04"; throws Error naming the value and the accepted spellings.
 inline LoopRevision parseLoopRevision(const std::string& name) {
     if (name == "current") return LoopRevision::Current;

@@ -26,7 +26,7 @@ struct SelectorStats {
     bool greedy = false;     ///< temperature 0: effects are defined (at T > 0 only change rates)
     std::vector<int> drafted;          ///< [B-1] steps that drafted block position j+1
     std::vector<int> changed;          ///< [B-1] of those, steps whose token differs from the argmax
-    std::vector<SelectorEffect> effects;  ///< per verify step (greedy runs; Same for T > 0)
+    std::vector<SelectorEffect> effects;  ///< per verify step; at T > 0 a changed step is Neutral (no counterfactual)
     /// Per step, the accepted-length change against the argmax draft where it is known exactly
     /// (Gained: acc - j > 0), -1 for Lost (a lower bound: at least one), 0 otherwise.
     std::vector<int> lengthChange;

@@ -146,6 +146,11 @@ private:
                 throw Error("replica " + std::to_string(r) + " has " + std::to_string(e.drafterCount()) +
                             " drafter(s), expected " + std::to_string(replicas_.front()->drafterCount()) + " as replica 0");
         }
+        // Refused before the first prompt rather than once per prompt.
+        const Engine& e = *replicas_.front();
+        for (int d = 0; d < e.drafterCount(); ++d)
+            if (const auto why = loopRefusal(e.drafterSummary(d).family, settings_.run.loop); !why.empty())
+                throw Error("drafter " + std::to_string(d + 1) + " (" + e.drafterSummary(d).directory + "): " + why);
     }
 
     ResultsFile header() const {

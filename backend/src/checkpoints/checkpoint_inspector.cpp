@@ -158,7 +158,11 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             std::int64_t fcIn = static_cast<std::int64_t>(c.targetLayerIds.size()) * c.body.hiddenSize;
             if (src.has("fc.weight") && src.shape("fc.weight").size() == 2) fcIn = src.shape("fc.weight")[1];
             compareWithSpecs(r, src,
-                             DFlashDrafter::expectedTensors(c, fcIn, [&](const std::string& n) { return src.has(n); }), {});
+                             DFlashDrafter::expectedTensors(c, fcIn, [&](const std::string& n) { return src.has(n); }),
+                             c.format == DrafterFormat::Speculators
+                                 ? std::vector<std::string>{"t2d", "verifier_norm.", "verifier_lm_head."}
+                                 : std::vector<std::string>{});
+            r.architectureChecked = true;
         } else {
             const auto c = loadTargetConfig(dir);
             r.kind = "target";
@@ -172,6 +176,7 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             r.missing = a.missing;
             r.mismatched = a.mismatched;
             r.unexpected = a.unexpected;
+            r.architectureChecked = true;
         }
     } catch (const Error& e) {
         r.kind = drafter ? "drafter" : "unknown";

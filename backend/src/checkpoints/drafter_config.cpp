@@ -75,24 +75,44 @@ constexpr const char* kDrafterArchitectures = "DFlashDraftModel, DFlash2DraftMod
 /// against the body: the group size divides hidden_size, top-k <= vocab_size.
 DFlash2Config parseDFlash2(const Fields& top, const Fields* dflash, const TransformerConfig& body) {
     const auto& path = top.path();
-    auto value = [&](const char* key) {
-        if (dflash && dflash->has(key)) return dflash->positiveInt(key);
-        if (top.has(key)) return top.positiveInt(key);
-        throw Error("'" + path + "': a DFlash2DraftModel needs 'dflash_config." + key +
-                    "' (the reference's DFlash2 reads it to build the drafter), but it is missing");
+    std::string groupKey = "conv_group_size", topKKey = "selector_top_k";
+    auto value = [&](const char* key, std::string* named = nullptr) {
+        const Fields* f = dflash && dflash->has(key) ? dflash : top.has(key) ? &top : nullptr;
+        if (!f)
+            throw Error("'" + path + "': a DFlash2 drafter needs " + (dflash ? "'dflash_config." : "'") + key + "'" +
+                        (dflash ? std::string(" (or a top-level '") + key + "')" : std::string()) +
+                        " (the reference's DFlash2 reads it to build the drafter), but it is missing");
+        if (named) *named = f->name(key);
+        return f->positiveInt(key);
     };
     DFlash2Config c;
     c.convKernelSize = value("conv_kernel_size");
-    c.convGroupSize = value("conv_group_size");
+    c.convGroupSize = value("conv_group_size", &groupKey);
     c.selectorRank = value("selector_rank");
-    c.selectorTopK = value("selector_top_k");
+    c.selectorTopK = value("selector_top_k", &topKKey);
     if (body.hiddenSize % c.convGroupSize != 0)
-        throw Error("'" + path + "': conv_group_size " + std::to_string(c.convGroupSize) +
-                    " does not divide hidden_size " + std::to_string(body.hiddenSize));
+        throw Error("'" + path + "': " + groupKey + " " + std::to_string(c.convGroupSize) + " does not divide hidden_size " +
+                    std::to_string(body.hiddenSize) + " (expected a divisor of it: channels form equal groups)");
     if (c.selectorTopK > body.vocabSize)
-        throw Error("'" + path + "': selector_top_k " + std::to_string(c.selectorTopK) +
-                    " exceeds vocab_size " + std::to_string(body.vocabSize));
+        throw Error("'" + path + "': " + topKKey + " " + std::to_string(c.selectorTopK) + " exceeds vocab_size " +
+                    std::to_string(body.vocabSize) + " (the candidates are the top-k of the vocabulary)");
     return c;
+}
+
+/// `architectures[0]`, "" when the key is absent or null. Throws Error naming the field if it
+/// is not a non-empty list of strings or names two different models.
+std::string drafterArchitecture(const Fields& top) {
+    if (!top.has("architectures")) return {};
+    const auto& a = top.raw("architectures");
+    if (!a.is_array() || a.empty()) top.wrong("architectures", "a non-empty list of strings", a);
+    for (const auto& e : a)
+        if (!e.is_string()) top.wrong("architectures", "a non-empty list of strings", a);
+    for (const auto& e : a)
+        if (e != a[0])
+            throw Error("'" + top.path() + "': architectures lists several models (" +
+                        escapeNonPrintable(a[0].get<std::string>()) + ", " + escapeNonPrintable(e.get<std::string>()) +
+                        "); a drafter's config names one");
+    return a[0].get<std::string>();
 }
 
 /// HF Qwen3Config's defaults: speculators writes `transformer_layer_config` with
@@ -120,11 +140,11 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
     else
         throw Error("'" + path + "': speculators_model_type '" + escapeNonPrintable(type) +
                     "' is not a drafter family draftscope implements (speculators formats read: dflash, dflash2)");
-    if (top.has("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-        j["architectures"][0].is_string())
-        d.body.architecture = j["architectures"][0].get<std::string>();
+    d.body.architecture = drafterArchitecture(top);
     refuseUnimplemented(top, kUnimplementedDrafterKeys);
-    if (!top.has("transformer_layer_config")) top.missing("transformer_layer_config");
+    if (!top.has("transformer_layer_config"))
+        throw Error("'" + path + "': a speculators-format drafter (speculators_model_type '" + type +
+                    "') needs 'transformer_layer_config' (its decoder layers), which is missing");
     const auto& layer = top.raw("transformer_layer_config");
     if (!layer.is_object()) top.wrong("transformer_layer_config", "an object", layer);
     const auto modelType = layer.contains("model_type") && layer["model_type"].is_string()
@@ -232,9 +252,7 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
     if (top.has("speculators_model_type")) return loadSpeculatorsConfig(j, path);
     DrafterConfig d;
     d.body.configPath = path;
-    if (top.has("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
-        j["architectures"][0].is_string())
-        d.body.architecture = j["architectures"][0].get<std::string>();
+    d.body.architecture = drafterArchitecture(top);
     const bool hasDflash = top.has("dflash_config");
     refuseUnimplemented(top, kUnimplementedDrafterKeys);
     const auto& arch = d.body.architecture;

@@ -279,6 +279,31 @@ at::Tensor WeightLoader::load(const std::string& name, at::ScalarType dtype,
     return host.to(device, dtype, /*non_blocking=*/false, /*copy=*/false);
 }
 
+std::int64_t WeightLoader::nonFiniteCount(const std::string& name) const {
+    auto it = where_.find(name);
+    if (it == where_.end()) throw Error("tensor '" + name + "' not found in checkpoint '" + dir_ + "'");
+    const auto& info = *it->second.info;
+    const auto* bytes = reinterpret_cast<const unsigned char*>(it->second.file->data(info));
+    const auto n = static_cast<std::int64_t>(info.byteSize() / dtypeSize(info.dtype));
+    // Little-endian IEEE formats: the exponent sits in the top bytes of each element.
+    auto count = [&](std::size_t width, std::uint64_t mask) {
+        std::int64_t bad = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            std::uint64_t v = 0;
+            std::memcpy(&v, bytes + static_cast<std::size_t>(i) * width, width);
+            bad += (v & mask) == mask;
+        }
+        return bad;
+    };
+    switch (info.dtype) {
+        case DType::BF16: return count(2, 0x7F80);
+        case DType::F16: return count(2, 0x7C00);
+        case DType::F32: return count(4, 0x7F800000);
+        case DType::F64: return count(8, 0x7FF0000000000000ULL);
+        default: return 0;
+    }
+}
+
 std::vector<std::int64_t> WeightLoader::loadIndices(const std::string& name) const {
     auto it = where_.find(name);
     if (it == where_.end()) throw Error("tensor '" + name + "' not found in checkpoint '" + dir_ + "'");

@@ -57,6 +57,9 @@ public:
     /// of pinned staging buffers (large pread()s by several threads) and from there to the
     /// GPU by asynchronous copies; any dtype conversion runs on the GPU.
     at::Tensor load(const std::string& name, at::ScalarType dtype, const at::Device& device) const;
+    /// Number of NaN and infinite values of floating-point tensor `name`, read from the file
+    /// (exponent bits all ones; no copy, no conversion); 0 for other dtypes. Throws Error if absent.
+    std::int64_t nonFiniteCount(const std::string& name) const;
     /// Copies integer or bool tensor `name` to the host as int64 (row-major). Throws Error if
     /// absent or floating point.
     std::vector<std::int64_t> loadIndices(const std::string& name) const;

@@ -106,9 +106,8 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const bool current = settings.loop == LoopRevision::Current;
     const bool rejection = current && settings.temperature > 0;
     const CandidateSelector* selector = drafter.selector();
-    if (selector && !current)
-        throw Error("a DFlash2 drafter (candidate selector) runs only in the current loop: the 2026-04 loop predates "
-                    "DFlash2 and has no proposal step; use --loop current");
+    if (const auto why = loopRefusal(drafterFamilyName(drafter.config().family), settings.loop); !why.empty())
+        throw Error(why);
 
     const auto t0 = Clock::now();
     RunResult r;
@@ -202,7 +201,9 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             const auto postHead = post.narrow(0, 0, D);
             const auto hit = topIds.eq(postHead.unsqueeze(1));
             const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
-            const auto ints = at::cat({drafted, post, rank, topIds.reshape({-1})});
+            // DFlash2: the drafter's argmax travels with the rest (the selector drafted `drafted`).
+            const auto ints = choice ? at::cat({drafted, post, rank, topIds.reshape({-1}), draftLogits.argmax(-1)})
+                                     : at::cat({drafted, post, rank, topIds.reshape({-1})});
             const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
                                          targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
                                          targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
@@ -226,13 +227,10 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                 s.draftTopProbs.emplace_back(f0 + 3 * Dz + j * K, f0 + 3 * Dz + (j + 1) * K);
             }
             if (choice) {
-                const auto argmaxHost = draftLogits.argmax(-1).to(at::kCPU);
-                s.drafterArgmax.assign(argmaxHost.data_ptr<std::int64_t>(), argmaxHost.data_ptr<std::int64_t>() + D);
-                s.selectorProb.assign(Dz, 1.0f);
-                if (choice->q.defined()) {
-                    const auto pq = choice->q.gather(1, choice->index.to(at::kCPU).unsqueeze(1)).squeeze(1).contiguous();
-                    s.selectorProb.assign(pq.data_ptr<float>(), pq.data_ptr<float>() + D);
-                }
+                const auto a0 = i0 + 2 * Dz + Vz + Dz * K;
+                s.drafterArgmax.assign(a0, a0 + Dz);
+                // q of the drafted token: what rejection sampling tested it against (1 at T = 0).
+                s.selectorProb = choice->q.defined() ? s.rejectionQ : std::vector<float>(Dz, 1.0f);
             }
         } else {
             s.targetTokens = {post.item<std::int64_t>()};

@@ -30,8 +30,8 @@ public:
 
     /// One drafter call's outputs the loop needs.
     struct Step {
-        at::Tensor logits;  ///< float32 [B-1, V]
-        at::Tensor hidden;  ///< [B-1, H]: the drafter's output rows 1.. (DFlash2's selector reads them)
+        at::Tensor logits;  ///< float32 [verify-1, V] (B-1 for a full block)
+        at::Tensor hidden;  ///< [verify-1, H]: the drafter's output rows 1.. (DFlash2's selector reads them)
     };
     /// drafter.draft(features, block, cache, revision). A replay's tensors live in the graph's
     /// memory and stay valid until the next call with the same C.

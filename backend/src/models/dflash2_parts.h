@@ -54,7 +54,7 @@ struct SelectorChoice {
     at::Tensor candidates;  ///< int64 [D, k]: the top-k token ids of each position (descending logit)
     at::Tensor scores;      ///< float32 [D, k]: unary + pairwise score of each candidate, given the path
     at::Tensor q;           ///< float32 [D, k] on the host: softmax(scores / T) at T > 0; undefined at T = 0
-    at::Tensor index;       ///< int64 [D]: the chosen candidate's column in `candidates`
+    at::Tensor index;       ///< int64 [D]: the chosen candidate's column in `candidates`, on the logits' device
 };
 
 /// DFlash2's candidate selector (reference CandidateSelector.select). Per position j of the
@@ -63,8 +63,9 @@ struct SelectorChoice {
 /// with h = hidden_projection(drafter hidden rows 1..), pred/succ the codebooks [V, r]. At
 /// T = 0 the argmax is chosen; at T > 0 one candidate is drawn from q_j = softmax(scores_j / T)
 /// (no top-p/top-k filter, as the reference), which is also the drafter distribution that
-/// rejection sampling tests the token against. The order of the k candidates does not change
-/// the choice (the reference's topk is unsorted; here they are sorted by descending logit).
+/// rejection sampling tests the token against. The candidates are sorted by descending logit
+/// (the reference's topk is unsorted): the greedy choice is the same unless two scores tie
+/// exactly (then the higher logit wins here), and a draw follows the same q.
 class CandidateSelector {
 public:
     CandidateSelector() = default;
@@ -81,7 +82,9 @@ public:
     /// output_multiplier and soft-capping), `anchor` the block's first token. At temperature > 0
     /// the draws use `generator` (a CPU generator: reproducible across devices) and q is set.
     /// With `follow` ([D] tokens), the walk takes those tokens instead of choosing (scores and q
-    /// along a given path, e.g. a reference's sampled one); Error if one is not a candidate.
+    /// along a given path, e.g. a reference's sampled one). Throws Error if `hidden` and `logits`
+    /// differ in rows, the anchor is outside the codebooks, T > 0 comes without a generator (and
+    /// no path), `follow` has another length or one of its tokens is not a candidate.
     SelectorChoice select(const at::Tensor& hidden, const at::Tensor& logits, std::int64_t anchor,
                           double temperature, at::Generator* generator,
                           const std::vector<std::int64_t>* follow = nullptr) const;

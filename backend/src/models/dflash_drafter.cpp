@@ -29,6 +29,14 @@ std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c, const Weig
 
 std::string idList(const std::vector<std::int64_t>& ids) { return shapeString(ids); }
 
+/// Whether an unexpected drafter tensor is a part of another drafter family (DFlash2's conv
+/// and selector, DSpark's Markov and confidence heads, a draft-vocabulary map).
+bool isFamilyPart(const std::string& n) {
+    for (const char* part : {"candidate_selector.", "attention_conv.", "mlp_conv.", "markov_", "confidence_head"})
+        if (n.find(part) != std::string::npos) return true;
+    return n == "d2t" || n == "t2d";
+}
+
 /// What the unexpected tensors of a drafter checkpoint suggest it is.
 std::string familyHint(const std::vector<std::string>& names) {
     auto any = [&](const char* part) {
@@ -38,7 +46,8 @@ std::string familyHint(const std::vector<std::string>& names) {
     };
     if (any("candidate_selector.") || any("_conv."))
         return "these are DFlash2 parts: a DFlash2 checkpoint names architectures [\"DFlash2DraftModel\"] with "
-               "dflash_config conv_kernel_size, conv_group_size, selector_rank and selector_top_k";
+               "dflash_config conv_kernel_size, conv_group_size, selector_rank and selector_top_k (a DFlash2 "
+               "config that does already holds these tensors twice or under other names)";
     if (any("markov_w") || any("confidence_head"))
         return "these are DSpark parts (Markov logit bias, confidence head), which draftscope does not implement yet";
     if (any("embed_tokens") || any("lm_head") || any("verifier_") || any("d2t") || any("t2d"))
@@ -109,6 +118,14 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
     if (config_.maskTokenId >= tc.vocabSize)
         throw Error(where + ": mask_token_id " + std::to_string(config_.maskTokenId) +
                     " is outside the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+    if (config_.dflash2) {  // checked before any weight is read
+        if (config_.dflash2->selectorTopK > tc.vocabSize)
+            throw Error(where + ": selector_top_k " + std::to_string(config_.dflash2->selectorTopK) +
+                        " exceeds the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+        if (dc.vocabSize < tc.vocabSize)  // every target token can be a predecessor or a candidate
+            throw Error(where + ": the candidate selector's codebooks have vocab_size = " + std::to_string(dc.vocabSize) +
+                        " rows, fewer than the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
+    }
     if (config_.numTargetLayers && config_.numTargetLayers != tc.numLayers)
         warnings_.push_back("num_target_layers is " + std::to_string(config_.numTargetLayers) +
                             " but the target has " + std::to_string(tc.numLayers) +
@@ -131,22 +148,35 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
     // part of the draft forward.
     const bool speculators = config_.format == DrafterFormat::Speculators;
     report_ = speculators ? weights.check(specs, {"t2d", "verifier_norm.", "verifier_lm_head."}) : weights.check(specs);
-    // A tensor the forward would not use means a part of the drafter would be ignored (a
-    // DFlash2 checkpoint read as DFlash, a speculators drafter's own head): refused by name.
-    if (!report_.unexpected.empty()) {
+    // A part of another drafter family (a DFlash2 checkpoint read as DFlash, DSpark's Markov
+    // head, a vocabulary map) would be ignored and the drafter run as something it is not:
+    // refused by name. Other extra tensors stay unexpected (reported, as the reference's loader
+    // does: an own embed_tokens / lm_head in a z-lab config is unused there too).
+    std::vector<std::string> foreign;
+    for (const auto& n : report_.unexpected)
+        if (isFamilyPart(n)) foreign.push_back(n);
+    if (!foreign.empty()) {
         std::string names;
-        for (std::size_t i = 0; i < report_.unexpected.size() && i < 6; ++i)
-            names += (i ? ", " : "") + report_.unexpected[i];
-        if (report_.unexpected.size() > 6) names += ", ... (" + std::to_string(report_.unexpected.size()) + " in all)";
+        for (std::size_t i = 0; i < foreign.size() && i < 6; ++i) names += (i ? ", " : "") + foreign[i];
+        if (foreign.size() > 6) names += ", ... (" + std::to_string(foreign.size()) + " in all)";
         throw Error(where + ": the checkpoint has tensor(s) a " + drafterFamilyName(config_.family) +
                     " drafter (architecture '" + (dc.architecture.empty() ? std::string("none") : dc.architecture) +
                     "') does not use: " + names + ". Running without them would compute something else; " +
-                    familyHint(report_.unexpected));
+                    familyHint(foreign));
     }
+    for (const char* own : {"embed_tokens.weight", "lm_head.weight"})
+        if (!speculators && weights.has(own))
+            warnings_.push_back(std::string("the checkpoint holds its own '") + own + "', which this " +
+                                "format does not use: the drafter runs with the target's (as the reference's "
+                                "loader does); a drafter meant to use its own is in the speculators format");
     for (const auto& s : specs) {
         std::int64_t n = 1;
         for (auto d : s.shape) n *= d;
         parameters_ += n;
+        // A NaN or inf weight makes every output it touches NaN: say which tensor holds it.
+        if (const auto bad = s.integer ? 0 : weights.nonFiniteCount(s.name))
+            warnings_.push_back("tensor '" + s.name + "' has " + std::to_string(bad) + " non-finite value(s) (NaN or "
+                                "inf) of " + std::to_string(n) + ": the drafter's outputs that use it will be NaN");
     }
     const LoadTarget lt{weights, target.dtype(), target.drafterDevice()};
     const double eps = dc.rmsNormEps;
@@ -175,15 +205,7 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
         layers_.push_back(std::move(L));
     }
     if (speculators) loadSpeculatorsVocabulary(weights, lt, where);
-    if (config_.dflash2) {
-        if (config_.dflash2->selectorTopK > tc.vocabSize)
-            throw Error(where + ": selector_top_k " + std::to_string(config_.dflash2->selectorTopK) +
-                        " exceeds the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
-        if (dc.vocabSize < tc.vocabSize)  // every target token can be a predecessor or a candidate
-            throw Error(where + ": the candidate selector's codebooks have vocab_size = " + std::to_string(dc.vocabSize) +
-                        " rows, fewer than the target's vocabulary of " + std::to_string(tc.vocabSize) + " tokens");
-        selector_.emplace(lt, config_.dflash2->selectorTopK);
-    }
+    if (config_.dflash2) selector_.emplace(lt, config_.dflash2->selectorTopK);
 }
 
 std::vector<std::int64_t> DFlashDrafter::featureIndices() const {
