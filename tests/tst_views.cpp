@@ -565,6 +565,9 @@ private slots:
         QVERIFY2(view.summaryText().contains("A: dflash2: changed 1 of 2 steps; gained 1 (+2 tokens), lost 0, neutral 0"),
                  qPrintable(view.summaryText()));
         QVERIFY(view.summaryText().contains("B: dflash: no candidate selector"));
+        SelectorStats none = selectorStats(run);
+        none.gained = none.tokensGained = 0;
+        QCOMPARE(describeSelectorStats(none), QString("changed 1 of 2 steps; gained 0, lost 0, neutral 0"));
         QCOMPARE(view.table()->rowCount(), 2);  // A's two positions; B has none
         QCOMPARE(view.table()->item(0, 4)->data(Qt::DisplayRole).toDouble(), 50.0);
         QCOMPARE(view.table()->item(1, 4)->data(Qt::DisplayRole).toDouble(), 0.0);

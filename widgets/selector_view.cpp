@@ -18,12 +18,9 @@ QString describeSelectorStats(const SelectorStats& s) {
     if (!s.available) return {};
     const QString changed = SelectorView::tr("changed %1 of %2 steps").arg(s.stepsChanged).arg(s.steps);
     if (!s.greedy) return SelectorView::tr("%1 (sampled run: no counterfactual)").arg(changed);
-    return SelectorView::tr("%1; gained %2 (+%3 tokens), lost %4, neutral %5")
-        .arg(changed)
-        .arg(s.gained)
-        .arg(s.tokensGained)
-        .arg(s.lost)
-        .arg(s.neutral);
+    const QString gained = s.gained ? SelectorView::tr("gained %1 (+%2 tokens)").arg(s.gained).arg(s.tokensGained)
+                                    : SelectorView::tr("gained 0");
+    return SelectorView::tr("%1; %2, lost %3, neutral %4").arg(changed, gained).arg(s.lost).arg(s.neutral);
 }
 
 SelectorView::SelectorView(QWidget* parent)
