@@ -159,9 +159,7 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             if (src.has("fc.weight") && src.shape("fc.weight").size() == 2) fcIn = src.shape("fc.weight")[1];
             compareWithSpecs(r, src,
                              DFlashDrafter::expectedTensors(c, fcIn, [&](const std::string& n) { return src.has(n); }),
-                             c.format == DrafterFormat::Speculators
-                                 ? std::vector<std::string>{"t2d", "verifier_norm.", "verifier_lm_head."}
-                                 : std::vector<std::string>{});
+                             DFlashDrafter::ignoredTensorPrefixes(c));
             r.architectureChecked = true;
         } else {
             const auto c = loadTargetConfig(dir);

@@ -37,7 +37,7 @@ bool isFamilyPart(const std::string& n) {
     return n == "d2t" || n == "t2d";
 }
 
-/// What the unexpected tensors of a drafter checkpoint suggest it is.
+/// What the tensors isFamilyPart() found in a drafter checkpoint suggest it is.
 std::string familyHint(const std::vector<std::string>& names) {
     auto any = [&](const char* part) {
         for (const auto& n : names)
@@ -48,12 +48,11 @@ std::string familyHint(const std::vector<std::string>& names) {
         return "these are DFlash2 parts: a DFlash2 checkpoint names architectures [\"DFlash2DraftModel\"] with "
                "dflash_config conv_kernel_size, conv_group_size, selector_rank and selector_top_k (a DFlash2 "
                "config that does already holds these tensors twice or under other names)";
-    if (any("markov_w") || any("confidence_head"))
+    if (any("markov_") || any("confidence_head"))
         return "these are DSpark parts (Markov logit bias, confidence head), which draftscope does not implement yet";
-    if (any("embed_tokens") || any("lm_head") || any("verifier_") || any("d2t") || any("t2d"))
-        return "a drafter with its own embedding, head or vocabulary map is in the vllm-project/speculators format, "
-               "whose config.json names speculators_model_type (dflash or dflash2) and transformer_layer_config";
-    return "check that the config's architecture matches the checkpoint";
+    // What is left of isFamilyPart: d2t / t2d.
+    return "a drafter with a vocabulary map is in the vllm-project/speculators format, whose config.json names "
+           "speculators_model_type (dflash or dflash2) and transformer_layer_config";
 }
 }  // namespace
 
@@ -147,7 +146,7 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
     // Speculators: t2d (checked against d2t below) and the training-only verifier copies are no
     // part of the draft forward.
     const bool speculators = config_.format == DrafterFormat::Speculators;
-    report_ = speculators ? weights.check(specs, {"t2d", "verifier_norm.", "verifier_lm_head."}) : weights.check(specs);
+    report_ = weights.check(specs, ignoredTensorPrefixes(config_));
     // A part of another drafter family (a DFlash2 checkpoint read as DFlash, DSpark's Markov
     // head, a vocabulary map) would be ignored and the drafter run as something it is not:
     // refused by name. Other extra tensors stay unexpected (reported, as the reference's loader
@@ -206,6 +205,11 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
     }
     if (speculators) loadSpeculatorsVocabulary(weights, lt, where);
     if (config_.dflash2) selector_.emplace(lt, config_.dflash2->selectorTopK);
+}
+
+std::vector<std::string> DFlashDrafter::ignoredTensorPrefixes(const DrafterConfig& d) {
+    if (d.format != DrafterFormat::Speculators) return {};
+    return {"t2d", "verifier_norm.", "verifier_lm_head."};
 }
 
 std::vector<std::int64_t> DFlashDrafter::featureIndices() const {

@@ -96,6 +96,10 @@ public:
     /// checkpoint names DFlash2's codebooks (CandidateSelector::codebookName).
     static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth,
                                                    const CandidateSelector::HasTensor& has = {});
+    /// Tensors a checkpoint may hold that the forward does not use and that are no mistake:
+    /// the speculators format's `t2d` (checked against d2t at load) and its training-only
+    /// `verifier_norm` / `verifier_lm_head` copies. Empty for the z-lab format.
+    static std::vector<std::string> ignoredTensorPrefixes(const DrafterConfig& config);
 
 private:
     /// draft() and draftStatic(): `staticPositions` selects the static-shape variant.
