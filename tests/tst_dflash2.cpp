@@ -6,6 +6,7 @@
 // target, the sampled loop's losslessness, and the refusals of what is not DFlash2.
 
 #include "draftscope/engine.h"
+#include "sampling_test_support.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -237,41 +238,11 @@ private slots:
         });
         auto ids = prompt;
         ids.push_back(first->first);
-        const auto f = engine.forward(idsPrompt(ids));
-        const auto V = static_cast<std::size_t>(f.vocabSize);
-        std::vector<double> p(V);
-        const float* last = f.logits.data() + (ids.size() - 1) * V;
-        const double mx = *std::max_element(last, last + V);
-        double z = 0;
-        for (std::size_t t = 0; t < V; ++t) z += p[t] = std::exp((last[t] - mx) / s.temperature);
-        for (auto& v : p) v /= z;
-        int n = 0;
-        for (const auto& [_, c] : first->second) n += c;
-        // Bins: tokens with expected count >= 10, and one bin for all others.
-        double chi2 = 0, restP = 0;
-        int bins = 0, restN = 0;
-        for (std::size_t t = 0; t < V; ++t) {
-            const int observed = first->second.count(static_cast<std::int64_t>(t)) ? first->second.at(static_cast<std::int64_t>(t)) : 0;
-            if (p[t] * n >= 10) {
-                chi2 += std::pow(observed - p[t] * n, 2) / (p[t] * n);
-                ++bins;
-            } else {
-                restP += p[t];
-                restN += observed;
-            }
-        }
-        if (restP * n >= 5) {
-            chi2 += std::pow(restN - restP * n, 2) / (restP * n);
-            ++bins;
-        }
-        const int df = bins - 1;
-        QVERIFY2(df >= 3, qPrintable(QString("only %1 bins (n %2)").arg(bins).arg(n)));
-        // Critical value at p = 1e-4 (Wilson-Hilferty): a correct sampler fails 1 run in 10,000.
-        const double zq = 3.719, a = 2.0 / (9.0 * df);
-        const double critical = df * std::pow(1 - a + zq * std::sqrt(a), 3);
-        qInfo("first token %lld seen %d times; chi2 %.2f on %d df (critical %.2f); first drafted token rejected in %d of %d runs",
-              static_cast<long long>(first->first), n, chi2, df, critical, rejected, runs);
-        QVERIFY2(chi2 < critical, qPrintable(QString("chi2 %1 >= %2").arg(chi2).arg(critical)));
+        const auto fit = chiSquareAgainstTarget(engine, ids, s.temperature, first->second);
+        qInfo("first token %lld: %s; first drafted token rejected in %d of %d runs",
+              static_cast<long long>(first->first), fit.describe().c_str(), rejected, runs);
+        QVERIFY2(fit.df >= 3, fit.describe().c_str());
+        QVERIFY2(fit.chi2 < fit.critical, fit.describe().c_str());
         QVERIFY2(rejected > 0, "no rejection happened: the test does not exercise the residual distribution");
     }
 

@@ -58,6 +58,8 @@ struct ModelSummary {
     std::string family;
     std::string familyDetail;
     std::int64_t blockSize = 0;
+    /// DrafterConfig::sampleFromAnchor: block_size tokens drafted per block, block_size + 1 verified.
+    bool draftsFromAnchor = false;
     std::int64_t maskTokenId = -1;
     std::vector<std::int64_t> targetLayerIds;
     bool targetLayerIdsDerived = false;

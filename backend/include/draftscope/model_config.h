@@ -147,9 +147,13 @@ enum class DrafterFamily {
     /// convolution around each layer's attention and MLP, and a candidate selector that picks
     /// each block token among the top-k of the drafter's logits.
     DFlash2,
+    /// speculators `dspark` (vllm-project/speculators models/dspark; vLLM qwen3_dspark.py): a
+    /// DFlash body plus a low-rank Markov logit bias over the previous block token, walked
+    /// left to right, and a confidence head predicting each slot's acceptance.
+    DSpark,
 };
 
-/// "DFlash" or "DFlash2": the name results files and the Models panel use.
+/// "DFlash", "DFlash2" or "DSpark": the name results files and the Models panel use.
 const char* drafterFamilyName(DrafterFamily family);
 
 struct DrafterConfig;
@@ -163,6 +167,14 @@ struct DFlash2Config {
     std::int64_t convGroupSize = 0;   ///< `conv_group_size`: channels sharing one dynamic tap; divides hidden_size
     std::int64_t selectorRank = 0;    ///< `selector_rank`: width of the predecessor/successor codebooks
     std::int64_t selectorTopK = 0;    ///< `selector_top_k`: candidates per block position, <= vocab_size
+};
+
+/// DSpark's heads (speculators `DSparkSpeculatorConfig`): only the `vanilla` Markov head is
+/// implemented (vLLM serves no other); `gated` / `rnn` are refused by name.
+struct DSparkConfig {
+    std::int64_t markovRank = 0;        ///< `markov_rank` r (default 256; 0: no Markov head)
+    bool confidenceHead = true;         ///< `enable_confidence_head` (default true)
+    bool confidenceWithMarkov = true;   ///< `confidence_head_with_markov`: input [z; W1[prev]]
 };
 
 /// The checkpoint layout a drafter comes in (DFLASH.md section 12).
@@ -182,6 +194,11 @@ struct DrafterConfig {
     DrafterFamily family = DrafterFamily::DFlash;  ///< from `architectures` (DFLASH.md section 12)
     DrafterFormat format = DrafterFormat::ZLab;
     std::optional<DFlash2Config> dflash2;          ///< set iff family == DFlash2
+    std::optional<DSparkConfig> dspark;            ///< set iff family == DSpark
+    /// speculators `sample_from_anchor` (DSpark's default): the anchor's row drafts too, so a
+    /// block of B rows drafts B tokens (row j predicts block position j + 1) and a verify pass
+    /// holds B + 1 tokens; false (DFlash): rows 1..B-1 draft, B tokens per verify pass.
+    bool sampleFromAnchor = false;
     /// Speculators format: rows of its `lm_head` (`draft_vocab_size`, speculators' default
     /// 32000 when absent); 0 for the z-lab format.
     std::int64_t draftVocabSize = 0;
@@ -200,6 +217,13 @@ struct DrafterConfig {
     double inputEmbeddingScale = 1.0;   ///< `input_embedding_scale`: block embeddings x s
     double outputMultiplier = 1.0;      ///< `output_multiplier`: draft logits x m
     std::optional<double> finalLogitSoftcapping;  ///< `final_logit_softcapping` c: tanh(l/c)*c
+
+    /// Tokens one drafter call drafts for a full block: B, or B - 1 (sampleFromAnchor false).
+    std::int64_t draftSlots() const { return sampleFromAnchor ? blockSize : blockSize - 1; }
+    /// Tokens one verify pass holds for a full block: the anchor and draftSlots() drafts.
+    std::int64_t verifyWidth() const { return draftSlots() + 1; }
+    /// The first block row whose output drafts a token: 0 (sampleFromAnchor) or 1.
+    std::int64_t firstDraftRow() const { return sampleFromAnchor ? 0 : 1; }
 };
 
 /// Reads `<dir>/config.json` of a target model. Accepts `text_config` nesting.

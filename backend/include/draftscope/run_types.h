@@ -46,13 +46,30 @@ enum class LoopRevision {
 inline std::string loopRevisionName(LoopRevision r) { return r == LoopRevision::Current ? "current" : "2026-04"; }
 
 /// Why a drafter of `family` (ModelSummary::family, drafterFamilyName) cannot run loop
-/// revision `loop`, or "" if it can: DFlash2 exists only in the current loop (its proposal
-/// step came after the 2026-04 reference). The one statement of that rule: the loop throws it,
+/// revision `loop`, or "" if it can: DFlash2 and DSpark exist only in the current loop (their
+/// proposal steps came after the 2026-04 reference). The one statement of that rule: the loop throws it,
 /// evaluations check it before their first prompt.
 inline std::string loopRefusal(const std::string& family, LoopRevision loop) {
     if (family == "DFlash2" && loop == LoopRevision::April2026)
         return "a DFlash2 drafter (candidate selector) runs only in the current loop: the 2026-04 loop predates "
                "DFlash2 and has no proposal step; use --loop current";
+    if (family == "DSpark" && loop == LoopRevision::April2026)
+        return "a DSpark drafter (Markov walk) runs only in the current loop: the 2026-04 loop predates DSpark "
+               "and has no proposal step; use --loop current";
+    return {};
+}
+
+/// Why a drafter of `family` (drafterFamilyName), drafting from the anchor's row or not
+/// (DrafterConfig::sampleFromAnchor), cannot run the DDTree loop, or "" if it can. The one
+/// statement of that rule: runDDTree throws it, evaluations check it before their first prompt.
+inline std::string treeRefusal(const std::string& family, bool anchorDrafts) {
+    if (family == "DSpark")
+        return "DDTree with a DSpark drafter is not implemented: its Markov bias makes each slot's distribution "
+               "depend on the token drafted before it, so a tree needs the walk along every branch, which no "
+               "reference defines; use the chain loop (no DDTree budgets)";
+    if (anchorDrafts)
+        return "DDTree with a drafter that drafts from the anchor's row (sample_from_anchor) is not implemented: "
+               "the official DDTree code builds its tree from rows 1..B-1; use the chain loop";
     return {};
 }
 
@@ -108,8 +125,13 @@ struct VerifyStep {
     /// drafted there), and the selector's probability of its drafted token among its top-k
     /// candidates (softmax of the scores at the run's temperature, 1 at T = 0; the q that
     /// rejection sampling tests against).
+    /// DSpark (its Markov walk drafts `drafted`) fills the same two: the argmax of the
+    /// drafter's logits before the Markov bias, and the walk's probability of its drafted token.
     std::vector<std::int64_t> drafterArgmax;
     std::vector<float> selectorProb;
+    /// DSpark with a confidence head only, else empty; [D]: the head's predicted acceptance
+    /// probability of each drafted token (sigmoid of its logit; the calibration view's x).
+    std::vector<float> confidence;
     int acceptanceLength() const { return acceptedCount + 1; }
 };
 
@@ -173,7 +195,14 @@ struct DraftBlockResult {
     std::int64_t anchor = 0;
     std::int64_t blockSize = 0, hiddenSize = 0, vocabSize = 0;
     std::vector<float> draftHidden;  ///< [B, H] after the drafter's final norm
-    std::vector<float> draftLogits;  ///< [B-1, V]
+    /// [D, V]: D draft slots (B-1, or B for a drafter that drafts from the anchor's row); row j
+    /// predicts block position j + 1; without DSpark's Markov bias.
+    std::vector<float> draftLogits;
+    /// DSpark only (empty otherwise): the greedy Markov walk over this block: its tokens [D],
+    /// the slots' logits with the bias [D, V], the confidence head's probabilities [D].
+    std::vector<std::int64_t> markovPath;
+    std::vector<float> markovLogits;
+    std::vector<float> confidence;
     /// DFlash2 only (empty otherwise): the candidate selector's walk over this block, at
     /// SelectorProbe::temperature (greedy by default) or along SelectorProbe::path.
     std::int64_t selectorTopK = 0;

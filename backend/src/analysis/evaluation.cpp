@@ -148,9 +148,12 @@ private:
         }
         // Refused before the first prompt rather than once per prompt.
         const Engine& e = *replicas_.front();
-        for (int d = 0; d < e.drafterCount(); ++d)
-            if (const auto why = loopRefusal(e.drafterSummary(d).family, settings_.run.loop); !why.empty())
-                throw Error("drafter " + std::to_string(d + 1) + " (" + e.drafterSummary(d).directory + "): " + why);
+        for (int d = 0; d < e.drafterCount(); ++d) {
+            const auto& s = e.drafterSummary(d);
+            auto why = loopRefusal(s.family, settings_.run.loop);
+            if (why.empty() && !settings_.ddtreeBudgets.empty()) why = treeRefusal(s.family, s.draftsFromAnchor);
+            if (!why.empty()) throw Error("drafter " + std::to_string(d + 1) + " (" + s.directory + "): " + why);
+        }
     }
 
     ResultsFile header() const {

@@ -4,6 +4,7 @@
 
 #include "draftscope/engine.h"
 
+#include "decoding/markov_walk.h"
 #include "decoding/ddtree_loop.h"
 #include "models/dflash_drafter.h"
 #include "draftscope/errors.h"
@@ -131,6 +132,9 @@ DraftTree Engine::draftTree(const PromptSpec& prompt, int budget, LoopRevision r
         if (budget < 0) throw Error("DDTree budget must be >= 0, got " + std::to_string(budget));
         c10::InferenceMode guard;
         const auto& drafter = d_->requireDrafter(drafterIndex);
+        if (const auto why = treeRefusal(drafterFamilyName(drafter.config().family), drafter.config().sampleFromAnchor);
+            !why.empty())
+            throw Error(why);
         const auto& target = *d_->target;
         const auto ids = encodePrompt(prompt);
         const auto P = static_cast<std::int64_t>(ids.size());
@@ -174,6 +178,17 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revis
             r.selectorScores = toFloatVector(c.scores);
             if (c.q.defined()) r.selectorQ = toFloatVector(c.q);
         }
+        if (drafter.config().family == DrafterFamily::DSpark) {  // the greedy Markov walk
+            const auto D = out.logits.size(0);
+            RunSettings greedy;
+            at::Generator gen = at::detail::createCPUGenerator(0);
+            const auto w = markovWalk(drafter, out.hidden.narrow(0, out.hidden.size(0) - D, D), out.logits, r.anchor,
+                                      greedy, /*sample=*/false, gen);
+            const auto h = w.path.to(at::kCPU).contiguous();
+            r.markovPath.assign(h.data_ptr<std::int64_t>(), h.data_ptr<std::int64_t>() + h.numel());
+            r.markovLogits = toFloatVector(w.logits);
+            if (w.confidence.defined()) r.confidence = toFloatVector(w.confidence);
+        }
         return r;
     });
 }
@@ -192,9 +207,10 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
         TeacherForcedDrafts r;
         r.sequence = sequence;
         r.promptLength = promptLength;
-        r.blockSize = drafter.blockSize();
+        // Positions per block: the anchor and the draft slots (block_size + 1 when the anchor's row drafts).
+        r.blockSize = drafter.verifyWidth();
         r.convention = convention;
-        const auto T = static_cast<std::int64_t>(ids.size()), B = r.blockSize;
+        const auto T = static_cast<std::int64_t>(ids.size()), B = drafter.blockSize();
         if (promptLength < 1 || promptLength > T)
             throw Error("teacher-forced probe: prompt length " + std::to_string(promptLength) + " outside 1.." +
                         std::to_string(T));
@@ -219,10 +235,18 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
                                         ids[static_cast<std::size_t>(a)], B, draftCache, revision,
                                         /*keepAttention=*/false, /*blockStart=*/a + convention.positionOffset,
                                         /*blockIds=*/nullptr, overridden ? &layout : nullptr);
-            const auto d = out.logits.argmax(-1).to(at::kCPU).contiguous();
+            auto logits = out.logits;
+            if (drafter.markov()) {  // DSpark, as trained: slot j's predecessor is the sequence's token at a + j
+                std::vector<std::int64_t> prev;
+                for (std::int64_t j = 0; j < logits.size(0); ++j) prev.push_back(a + j < T ? ids[static_cast<std::size_t>(a + j)] : 0);
+                const auto e = drafter.markov()->embed(
+                    at::tensor(prev, at::TensorOptions().dtype(at::kLong)).to(target.drafterDevice()));
+                logits = logits + drafter.markovBias(e).to(logits.device());
+            }
+            const auto d = logits.argmax(-1).to(at::kCPU).contiguous();
             r.anchors.push_back(a);
             r.drafts.emplace_back(d.data_ptr<std::int64_t>(), d.data_ptr<std::int64_t>() + d.numel());
-            const auto probs = sequenceTokenProbs(out.logits, ids, a);  // [2, B-1]
+            const auto probs = sequenceTokenProbs(logits, ids, a);  // [2, draft slots]
             for (int s = 0; s < 2; ++s)
                 r.sequenceProbs[s].emplace_back(probs[s].data_ptr<float>(), probs[s].data_ptr<float>() + probs.size(1));
         }
@@ -246,8 +270,10 @@ DrafterAttention Engine::drafterAttention(const RunResult& run, int step, int dr
         prefix.kind = PromptSpec::Kind::Ids;
         prefix.ids.assign(run.outputIds.begin(), run.outputIds.begin() + st.start);
         const auto ids = encodePrompt(prefix);  // validates ids against the vocabulary
-        // The step's own block: the current loop clips the last one (drafted has verify - 1 entries).
-        const auto B = std::min<std::int64_t>(drafter.blockSize(), static_cast<std::int64_t>(st.drafted.size()) + 1);
+        // The step's own block: the current loop clips the last one to the rows drafting its
+        // tokens (drafted has verify - 1 entries; the anchor's row drafts one of them or none).
+        const auto B = std::min<std::int64_t>(drafter.blockSize(), static_cast<std::int64_t>(st.drafted.size()) +
+                                                                       drafter.config().firstDraftRow());
         const auto pre = prefill(target, ids, drafter.featureIndices(), st.start);
         auto draftCache = drafter.makeCache();
         std::vector<std::int64_t> block;

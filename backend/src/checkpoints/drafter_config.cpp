@@ -64,9 +64,42 @@ void resolveDrafterLayout(const Fields& top, const Fields* dflash, DrafterConfig
 /// Keys of drafter families draftscope does not implement yet: each changes the draft math,
 /// so a config that sets one is refused by name (DFLASH.md section 12).
 inline constexpr config::UnimplementedKey kUnimplementedDrafterKeys[] = {
-    {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2)"},
+    {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2), read only in the "
+                    "speculators format (speculators_model_type 'dspark')"},
     {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
 };
+/// Keys a speculators `dspark` config may not set: what its Markov walk would do differently.
+inline constexpr config::UnimplementedKey kUnimplementedDSparkKeys[] = {
+    {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
+    {"dspark_draft_topk", "a Markov walk over the top-k candidates of the base logits only (vLLM's truncated "
+                          "proposal)"},
+};
+
+/// speculators `DSparkSpeculatorConfig`'s head keys, with its defaults (rank 256, vanilla
+/// head, confidence head over [z; W1[prev]]).
+DSparkConfig parseDSpark(const Fields& top) {
+    const auto& path = top.path();
+    DSparkConfig c;
+    c.markovRank = top.has("markov_rank") ? top.integer("markov_rank") : 256;
+    if (c.markovRank < 0)
+        throw Error("'" + path + "': markov_rank must be 0 (no Markov head) or positive, found " +
+                    std::to_string(c.markovRank));
+    if (top.has("markov_head_type")) {
+        if (!top.raw("markov_head_type").is_string())
+            top.wrong("markov_head_type", "a string", top.raw("markov_head_type"));
+        const auto type = top.string("markov_head_type", "vanilla");
+        if (type != "vanilla")
+            throw Error("'" + path + "': markov_head_type '" + escapeNonPrintable(type) +
+                        "' is not implemented (draftscope reads the 'vanilla' first-order Markov bias, the one vLLM "
+                        "serves; 'gated' and 'rnn' change the bias)");
+    }
+    c.confidenceHead = top.boolean("enable_confidence_head", true);
+    c.confidenceWithMarkov = top.boolean("confidence_head_with_markov", true);
+    if (c.confidenceHead && c.confidenceWithMarkov && c.markovRank == 0)
+        throw Error("'" + path + "': confidence_head_with_markov is true but markov_rank is 0: the confidence head's "
+                    "input [z; W1[prev]] needs the Markov head (speculators refuses this config too)");
+    return c;
+}
 
 /// The architectures loadDrafterConfig accepts, as the message refusing others lists them.
 constexpr const char* kDrafterArchitectures = "DFlashDraftModel, DFlash2DraftModel";
@@ -137,11 +170,13 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
     const auto type = top.string("speculators_model_type", "");
     if (type == "dflash") d.family = DrafterFamily::DFlash;
     else if (type == "dflash2") d.family = DrafterFamily::DFlash2;
+    else if (type == "dspark") d.family = DrafterFamily::DSpark;
     else
         throw Error("'" + path + "': speculators_model_type '" + escapeNonPrintable(type) +
-                    "' is not a drafter family draftscope implements (speculators formats read: dflash, dflash2)");
+                    "' is not a drafter family draftscope implements (speculators formats read: dflash, dflash2, dspark)");
     d.body.architecture = drafterArchitecture(top);
-    refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    if (d.family == DrafterFamily::DSpark) refuseUnimplemented(top, kUnimplementedDSparkKeys);
+    else refuseUnimplemented(top, kUnimplementedDrafterKeys);
     if (!top.has("transformer_layer_config"))
         throw Error("'" + path + "': a speculators-format drafter (speculators_model_type '" + type +
                     "') needs 'transformer_layer_config' (its decoder layers), which is missing");
@@ -186,9 +221,8 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
     if (d.draftVocabSize > d.body.vocabSize)
         throw Error("'" + path + "': draft_vocab_size " + std::to_string(d.draftVocabSize) +
                     " exceeds transformer_layer_config.vocab_size " + std::to_string(d.body.vocabSize));
-    if (top.boolean("sample_from_anchor", false))
-        throw Error("'" + path + "': sample_from_anchor is true (the anchor slot drafts too, DSpark's layout), which "
-                    "draftscope does not implement for speculators_model_type '" + type + "'");
+    // speculators: DSpark drafts from the anchor's row by default, DFlash and DFlash2 do not.
+    d.sampleFromAnchor = top.boolean("sample_from_anchor", d.family == DrafterFamily::DSpark);
     // speculators: only sliding layers can be causal; full layers stay bidirectional.
     const bool nonCausal = top.boolean("sliding_window_non_causal", d.family == DrafterFamily::DFlash2);
     for (std::size_t i = 0; i < d.body.layerTypes.size(); ++i) {
@@ -213,6 +247,12 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
             throw Error("'" + path + "': final_logit_softcapping must be positive");
     }
     if (d.family == DrafterFamily::DFlash2) d.dflash2 = parseDFlash2(top, nullptr, d.body);
+    if (d.family == DrafterFamily::DSpark) {
+        d.dspark = parseDSpark(top);
+        if (d.finalLogitSoftcapping)
+            throw Error("'" + path + "': final_logit_softcapping with a DSpark Markov bias: neither reference says "
+                        "whether the bias is added before or after the cap, so draftscope refuses the combination");
+    }
     return d;
 }
 
@@ -222,6 +262,7 @@ const char* drafterFamilyName(DrafterFamily family) {
     switch (family) {
         case DrafterFamily::DFlash: return "DFlash";
         case DrafterFamily::DFlash2: return "DFlash2";
+        case DrafterFamily::DSpark: return "DSpark";
     }
     return "?";
 }
@@ -240,6 +281,15 @@ std::string describeFamily(const DrafterConfig& c) {
                         std::to_string(d.convGroupSize) + " around attention and MLP; candidate selector rank " +
                         std::to_string(d.selectorRank) + ", top-" + std::to_string(d.selectorTopK));
     }
+    if (c.dspark) {
+        const auto& d = *c.dspark;
+        parts.push_back(d.markovRank > 0 ? "Markov logit bias rank " + std::to_string(d.markovRank)
+                                         : std::string("no Markov head"));
+        if (d.confidenceHead)
+            parts.push_back(d.confidenceWithMarkov ? "confidence head over [z; W1[prev]]" : "confidence head over z");
+    }
+    if (c.sampleFromAnchor)
+        parts.push_back("drafts from the anchor's row (" + std::to_string(c.draftSlots()) + " tokens per block)");
     std::string out;
     for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
     return out;

@@ -41,6 +41,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
     const std::int64_t B = drafter.blockSize();
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
     if (budget < 0) throw Error("DDTree budget must be >= 0, got " + std::to_string(budget));
+    if (const auto why = treeRefusal(drafterFamilyName(drafter.config().family), drafter.config().sampleFromAnchor); !why.empty()) throw Error(why);
     if (maxNew < 1) throw Error("max new tokens must be at least 1, got " + std::to_string(maxNew));
     if (P + B + budget > tc.maxPositions || maxNew > tc.maxPositions - P - B - budget)
         throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) + " new tokens + a tree of " +

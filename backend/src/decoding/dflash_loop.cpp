@@ -2,6 +2,8 @@
 
 #include "core/torch_compat.h"
 #include "decoding/draft_graph.h"
+#include "decoding/markov_walk.h"
+#include "decoding/sampling.h"
 #include "decoding/verify_graph.h"
 #include "draftscope/errors.h"
 #include "draftscope/settings_validation.h"
@@ -20,37 +22,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// Token distributions for sampling at temperature T > 0, on the host, float32 [R, V]:
-/// softmax(logits / T), then (as HF's warpers, in this order) only the top-k tokens (k > 0,
-/// ties with the k-th kept), then only the most probable tokens whose preceding mass is below
-/// top-p (< 1; the most probable token always stays), renormalised. Without filters the
-/// probabilities are exactly softmax(logits / T) (what the April loop sampled before).
-at::Tensor samplingProbs(const at::Tensor& logits, const RunSettings& s) {
-    auto probs = at::softmax(logits.to(at::kCPU) / s.temperature, -1);
-    const auto V = probs.size(-1);
-    if (s.topK > 0 && s.topK < V) {
-        const auto kth = std::get<0>(probs.topk(s.topK, -1)).narrow(-1, s.topK - 1, 1);
-        probs = at::where(probs >= kth, probs, at::zeros_like(probs));
-        probs = probs / probs.sum(-1, true);
-    }
-    if (s.topP < 1.0) {
-        const auto sorted = probs.sort(-1, /*descending=*/true);
-        const auto& vals = std::get<0>(sorted);
-        const auto keepSorted = (vals.cumsum(-1) - vals) < s.topP;
-        const auto keep = at::zeros_like(keepSorted).scatter(-1, std::get<1>(sorted), keepSorted);
-        probs = at::where(keep, probs, at::zeros_like(probs));
-        probs = probs / probs.sum(-1, true);
-    }
-    return probs.contiguous();
-}
-
-/// Picks tokens from float32 logits [R, V]: argmax at temperature 0, else one sample per row
-/// of samplingProbs drawn with `gen` (on the CPU, so runs are reproducible across devices).
-at::Tensor pickTokens(const at::Tensor& logits, const RunSettings& s, at::Generator& gen) {
-    if (s.temperature == 0.0) return logits.argmax(-1);
-    return at::multinomial(samplingProbs(logits, s), 1, false, gen).squeeze(-1).to(logits.device());
 }
 
 /// Verifies drafted tokens by rejection sampling (DFLASH.md section 10): `q` [D, V] the
@@ -90,13 +61,15 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                     const std::atomic<bool>* cancel) {
     const auto& tc = target.config();
     const std::int64_t P = static_cast<std::int64_t>(promptIds.size());
-    const std::int64_t B = drafter.blockSize();
+    // Tokens per verify pass: the drafter's block size B, or B + 1 when the anchor's row drafts too (DSpark's layout).
+    const std::int64_t W = drafter.verifyWidth();
+    const bool anchorDrafts = drafter.config().sampleFromAnchor;
     const std::int64_t maxNew = settings.maxNewTokens;
     if (P == 0) throw Error("the prompt is empty: nothing to condition the target on");
     validate(settings);
-    if (P + B > tc.maxPositions || maxNew > tc.maxPositions - P - B)  // written to avoid overflow
+    if (P + W > tc.maxPositions || maxNew > tc.maxPositions - P - W)  // written to avoid overflow
         throw Error("prompt of " + std::to_string(P) + " tokens + " + std::to_string(maxNew) +
-                    " new tokens + one block of " + std::to_string(B) + " exceeds the target's "
+                    " new tokens + one block of " + std::to_string(W) + " exceeds the target's "
                     "max_position_embeddings of " + std::to_string(tc.maxPositions));
     for (auto id : promptIds)
         if (id < 0 || id >= tc.vocabSize)
@@ -106,13 +79,14 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const bool current = settings.loop == LoopRevision::Current;
     const bool rejection = current && settings.temperature > 0;
     const CandidateSelector* selector = drafter.selector();
+    const bool walks = drafter.config().family == DrafterFamily::DSpark;  // Markov walk + confidence
     if (const auto why = loopRefusal(drafterFamilyName(drafter.config().family), settings.loop); !why.empty())
         throw Error(why);
 
     const auto t0 = Clock::now();
     RunResult r;
     r.promptIds = promptIds;
-    r.blockSize = B;
+    r.blockSize = W;
     r.settings = settings;
 
     const auto dev = target.device();
@@ -124,13 +98,13 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     KVCache targetCache = target.makeCache();
     KVCache draftCache = drafter.makeCache();
     // Room for the whole run up front: no step reallocates or copies a cache.
-    targetCache.reserve(P + maxNew + B);
-    draftCache.reserve(P + maxNew + B);
+    targetCache.reserve(P + maxNew + W);
+    draftCache.reserve(P + maxNew + W);
 
     // Prefill: features of every prompt position, anchor from the last row.
     auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
     // Full blocks replay captured graphs where the target, drafter and device allow.
-    VerifyGraph verifier(target, B, featIdx);
+    VerifyGraph verifier(target, W, featIdx);
     DraftGraph drafterGraph(drafter, target, settings.loop);
     at::Tensor ctx = at::cat(pre.hidden, -1);  // [P, K*H] features not yet in the drafter's cache
     std::int64_t anchor = pickTokens(pre.logits, settings, gen).item<std::int64_t>();
@@ -148,8 +122,11 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     // Current loop: the last slot of the P + max_new output is filled by the previous step.
     while ((current ? start + 1 < maxLen : start < maxLen) && !stop) {
         if (cancel && cancel->load()) throw Cancelled();
-        const std::int64_t verify = current ? std::min(B, maxLen - start) : B;
+        const std::int64_t verify = current ? std::min(W, maxLen - start) : W;
         const std::int64_t D = verify - 1;  // drafted tokens this step
+        // The drafter's block: the anchor and mask rows, clipped (as the current loop clips its
+        // last block) to the rows that draft the D tokens.
+        const std::int64_t rows = anchorDrafts ? D : verify;
         VerifyStep s;
         s.start = start;
         s.anchor = anchor;
@@ -157,22 +134,33 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         const auto anchorRow = at::full({1}, anchor, longOpts.device(dev));
         at::Tensor draftLogits, drafted, post;
         std::optional<SelectorChoice> choice;  // DFlash2: the selector's block tokens
+        std::optional<MarkovChoice> walk;      // DSpark: the Markov walk's block tokens
+        at::Tensor baseArgmax;                 // DFlash2, DSpark: the drafter's own argmax
         if (D > 0) {
-            const auto block = at::full({verify}, drafter.config().maskTokenId, longOpts.device(dev));
+            const auto block = at::full({rows}, drafter.config().maskTokenId, longOpts.device(dev));
             block.narrow(0, 0, 1).fill_(anchor);
             const auto step = drafterGraph.draft(ctx, block, draftCache);
             draftLogits = step.logits;  // [D, V]
             if (selector) choice = selector->select(step.hidden, step.logits, anchor, rejection ? settings.temperature : 0.0, &gen);
+            if (walks) {
+                walk = markovWalk(drafter, step.hidden, step.logits, anchor, settings, rejection, gen);
+                draftLogits = walk->logits;  // what the walk drafted from
+            }
+            if (choice || walk) baseArgmax = step.logits.argmax(-1);
             ctx = ctx.narrow(0, 0, 0);  // now in the drafter's cache
         }
         TargetForwardResult v;
         if (rejection && D > 0) {
             // q: the drafter's distribution of each drafted token; for DFlash2 the selector's
             // softmax over its candidates, zero elsewhere (the reference's draft_indices).
+            // DSpark: the walk's per-slot distributions, each given the slots before it.
             const auto q = choice ? at::zeros({D, draftLogits.size(1)}, at::kFloat)
                                         .scatter_(1, choice->candidates.to(at::kCPU), choice->q)
+                           : walk ? walk->q
                                   : samplingProbs(draftLogits, settings);
-            const auto draftedHost = choice ? choice->path.to(at::kCPU) : at::multinomial(q, 1, false, gen).squeeze(-1);
+            const auto draftedHost = choice ? choice->path.to(at::kCPU)
+                                     : walk ? walk->path.to(at::kCPU)
+                                            : at::multinomial(q, 1, false, gen).squeeze(-1);
             drafted = draftedHost.to(dev);
             v = verifier.forward(at::cat({anchorRow, drafted}), targetCache);
             const std::vector<std::int64_t> ids(draftedHost.data_ptr<std::int64_t>(),
@@ -182,6 +170,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
         } else {
             drafted = D == 0 ? at::empty({0}, longOpts.device(dev))
                       : choice ? choice->path
+                      : walk   ? walk->path
                                : draftLogits.argmax(-1);  // greedy drafts
             v = verifier.forward(at::cat({anchorRow, drafted}), targetCache);
             post = pickTokens(v.logits, settings, gen);  // [verify]
@@ -201,13 +190,17 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
             const auto postHead = post.narrow(0, 0, D);
             const auto hit = topIds.eq(postHead.unsqueeze(1));
             const auto rank = at::where(hit.any(1), hit.to(at::kLong).argmax(1), at::full_like(postHead, -1));
-            // DFlash2: the drafter's argmax travels with the rest (the selector drafted `drafted`).
-            const auto ints = choice ? at::cat({drafted, post, rank, topIds.reshape({-1}), draftLogits.argmax(-1)})
-                                     : at::cat({drafted, post, rank, topIds.reshape({-1})});
-            const auto floats = at::cat({draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
-                                         targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
-                                         targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
-                                         topProbs.reshape({-1})}).to(at::kFloat);
+            // DFlash2, DSpark: the drafter's argmax travels with the rest (the selector or the
+            // walk drafted `drafted`); DSpark's confidence too.
+            const auto ints = baseArgmax.defined() ? at::cat({drafted, post, rank, topIds.reshape({-1}), baseArgmax})
+                                                   : at::cat({drafted, post, rank, topIds.reshape({-1})});
+            std::vector<at::Tensor> floatParts{draftProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                               targetProbs.gather(1, drafted.unsqueeze(1)).squeeze(1),
+                                               targetProbs.gather(1, postHead.unsqueeze(1)).squeeze(1),
+                                               topProbs.reshape({-1})};
+            const bool hasConfidence = walk && walk->confidence.defined();
+            if (hasConfidence) floatParts.push_back(walk->confidence.to(draftProbs.device()));
+            const auto floats = at::cat(floatParts).to(at::kFloat);
             const auto host = at::cat({ints.to(at::kDouble), floats.to(at::kDouble)}).to(at::kCPU);
             const auto* X = host.data_ptr<double>();
             const std::size_t nInts = static_cast<std::size_t>(ints.numel());
@@ -226,12 +219,13 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
                 s.draftTopIds.emplace_back(i0 + 2 * Dz + Vz + j * K, i0 + 2 * Dz + Vz + (j + 1) * K);
                 s.draftTopProbs.emplace_back(f0 + 3 * Dz + j * K, f0 + 3 * Dz + (j + 1) * K);
             }
-            if (choice) {
+            if (baseArgmax.defined()) {
                 const auto a0 = i0 + 2 * Dz + Vz + Dz * K;
                 s.drafterArgmax.assign(a0, a0 + Dz);
                 // q of the drafted token: what rejection sampling tested it against (1 at T = 0).
-                s.selectorProb = choice->q.defined() ? s.rejectionQ : std::vector<float>(Dz, 1.0f);
+                s.selectorProb = rejection ? s.rejectionQ : std::vector<float>(Dz, 1.0f);
             }
+            if (hasConfidence) s.confidence.assign(f0 + 3 * Dz + Dz * K, f0 + 4 * Dz + Dz * K);
         } else {
             s.targetTokens = {post.item<std::int64_t>()};
         }
@@ -277,8 +271,8 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
 
     // Aggregates (bonus token included in every acceptance length).
     const auto steps = static_cast<double>(r.acceptanceLengths.size());
-    r.perPositionAcceptance.assign(static_cast<std::size_t>(B), 0.0);
-    r.acceptanceHistogram.assign(static_cast<std::size_t>(B + 1), 0);
+    r.perPositionAcceptance.assign(static_cast<std::size_t>(W), 0.0);
+    r.acceptanceHistogram.assign(static_cast<std::size_t>(W + 1), 0);
     double sum = 0;
     for (int len : r.acceptanceLengths) {
         sum += len;

@@ -11,8 +11,10 @@ struct DraftGraph::Captured {
 };
 
 namespace {
+/// The drafting rows: those the logits come from (all B rows when the anchor's row drafts).
 DraftGraph::Step stepOf(const DraftOutput& o) {
-    return {o.logits, o.hidden.narrow(0, 1, o.hidden.size(0) - 1)};
+    const auto D = o.logits.size(0);
+    return {o.logits, o.hidden.narrow(0, o.hidden.size(0) - D, D)};
 }
 }  // namespace
 

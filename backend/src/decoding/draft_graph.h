@@ -30,8 +30,8 @@ public:
 
     /// One drafter call's outputs the loop needs.
     struct Step {
-        at::Tensor logits;  ///< float32 [verify-1, V] (B-1 for a full block)
-        at::Tensor hidden;  ///< [verify-1, H]: the drafter's output rows 1.. (DFlash2's selector reads them)
+        at::Tensor logits;  ///< float32 [D, V]: DraftOutput::logits (D = draft slots of the block)
+        at::Tensor hidden;  ///< [D, H]: the drafting rows' outputs (DFlash2's selector, DSpark's heads read them)
     };
     /// drafter.draft(features, block, cache, revision). A replay's tensors live in the graph's
     /// memory and stay valid until the next call with the same C.

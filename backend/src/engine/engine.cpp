@@ -175,6 +175,7 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         s.family = drafterFamilyName(config.family);
         s.familyDetail = describeFamily(config);
         s.blockSize = config.blockSize;
+        s.draftsFromAnchor = config.sampleFromAnchor;
         s.maskTokenId = config.maskTokenId;
         s.targetLayerIds = config.targetLayerIds;
         s.targetLayerIdsDerived = config.targetLayerIdsDerived;

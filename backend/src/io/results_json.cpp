@@ -27,6 +27,7 @@ nlohmann::json toJson(const VerifyStep& s) {
         {"rejection_accept_prob", s.rejectionAcceptProb},
         {"drafter_argmax", s.drafterArgmax},
         {"selector_prob", s.selectorProb},
+        {"confidence", s.confidence},
     };
 }
 
@@ -433,6 +434,7 @@ RunResult runResultFromJson(const json& j, const std::string& where) {
             v.drafterArgmax = s.ints<std::int64_t>("drafter_argmax");
             v.selectorProb = s.reals<float>("selector_prob");
         }
+        if (s.has("confidence")) v.confidence = s.reals<float>("confidence");  // absent before DSpark
         run.steps.push_back(std::move(v));
     }
     const auto st = r.object("settings");

@@ -49,7 +49,9 @@ std::string familyHint(const std::vector<std::string>& names) {
                "dflash_config conv_kernel_size, conv_group_size, selector_rank and selector_top_k (a DFlash2 "
                "config that does already holds these tensors twice or under other names)";
     if (any("markov_") || any("confidence_head"))
-        return "these are DSpark parts (Markov logit bias, confidence head), which draftscope does not implement yet";
+        return "these are DSpark parts (Markov logit bias, confidence head): a DSpark checkpoint is in the speculators "
+               "format with speculators_model_type 'dspark' (a DSpark config that is already names them otherwise, "
+               "or its markov_rank / enable_confidence_head leave them out)";
     // What is left of isFamilyPart: d2t / t2d.
     return "a drafter with a vocabulary map is in the vllm-project/speculators format, whose config.json names "
            "speculators_model_type (dflash or dflash2) and transformer_layer_config";
@@ -87,6 +89,11 @@ std::vector<TensorSpec> DFlashDrafter::expectedTensors(const DrafterConfig& d, s
         }
     }
     if (d.dflash2) CandidateSelector::specs(s, has, c.vocabSize, H, d.dflash2->selectorRank);
+    if (d.dspark) {
+        const auto r = d.dspark->markovRank;
+        if (r > 0) MarkovHead::specs(s, c.vocabSize, d.draftVocabSize, r);
+        if (d.dspark->confidenceHead) ConfidenceHead::specs(s, H, d.dspark->confidenceWithMarkov ? r : 0);
+    }
     if (d.format == DrafterFormat::Speculators) {
         s.push_back({"embed_tokens.weight", {c.vocabSize, H}});
         s.push_back({"lm_head.weight", {d.draftVocabSize, H}});
@@ -205,6 +212,21 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
     }
     if (speculators) loadSpeculatorsVocabulary(weights, lt, where);
     if (config_.dflash2) selector_.emplace(lt, config_.dflash2->selectorTopK);
+    if (config_.dspark) {
+        if (config_.dspark->markovRank > 0) markov_.emplace(lt);
+        // vLLM keeps the confidence projection in float32: read it so, not through the compute dtype.
+        if (config_.dspark->confidenceHead)
+            confidence_.emplace(LoadTarget{weights, at::kFloat, target.drafterDevice()}, config_.dspark->confidenceWithMarkov);
+    }
+}
+
+at::Tensor DFlashDrafter::markovBias(const at::Tensor& e) const {
+    if (!markov_) throw Error("this drafter has no Markov head (DSpark with markov_rank > 0 only)");
+    auto b = markov_->bias(e);  // [n, V_d] float32
+    if (draftToTarget_.defined())
+        b = at::zeros({e.size(0), target_.config().vocabSize}, b.options()).index_copy_(1, draftToTarget_, b);
+    if (config_.outputMultiplier != 1.0) b = b * config_.outputMultiplier;
+    return b;
 }
 
 std::vector<std::string> DFlashDrafter::ignoredTensorPrefixes(const DrafterConfig& d) {
@@ -334,7 +356,8 @@ DraftOutput DFlashDrafter::run(const at::Tensor& features, const at::Tensor& blo
     }
     if (!staticPositions) cache.advance(C);  // keep context rows only: the block rows are dropped
     out.hidden = finalNorm_(x);
-    out.logits = logitsOf(out.hidden.narrow(0, 1, B - 1));
+    const auto first = config_.firstDraftRow();  // 0 when the anchor's row drafts too
+    out.logits = logitsOf(out.hidden.narrow(0, first, B - first));
     return out;
 }
 

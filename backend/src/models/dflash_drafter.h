@@ -5,6 +5,7 @@
 #include "draftscope/model_config.h"
 #include "draftscope/run_types.h"
 #include "models/dflash2_parts.h"
+#include "models/dspark_heads.h"
 #include "models/layers.h"
 #include "models/target_model.h"
 
@@ -19,7 +20,10 @@ namespace draftscope {
 /// One drafter call's outputs.
 struct DraftOutput {
     at::Tensor hidden;  ///< [B, H] after the final norm, compute dtype
-    at::Tensor logits;  ///< [B-1, V] float32; row j predicts the token at block position j+1
+    /// float32 [draft slots, V]; row j predicts the token at block position j+1: rows 1..B-1 of
+    /// the block (B-1 of them), or rows 0..B-1 for a drafter that samples from the anchor
+    /// (DrafterConfig::sampleFromAnchor). Without a DSpark Markov bias (markovBias()).
+    at::Tensor logits;
     std::vector<at::Tensor> attention;  ///< per layer [heads, B, keys] float32, if requested
 };
 
@@ -39,7 +43,11 @@ public:
     const std::vector<std::string>& warnings() const { return warnings_; }
     const WeightReport& weightReport() const { return report_; }
     std::int64_t parameterCount() const { return parameters_; }
+    /// Rows of the drafter's block (the anchor and block_size - 1 mask tokens).
     std::int64_t blockSize() const { return config_.blockSize; }
+    /// Tokens a full block drafts (DrafterConfig::draftSlots) and one verify pass holds.
+    std::int64_t draftSlots() const { return config_.draftSlots(); }
+    std::int64_t verifyWidth() const { return config_.verifyWidth(); }
     KVCache makeCache() const { return KVCache(config_.body.numLayers); }
 
     /// Target hidden-state indices (HF convention, id + 1) that form the context features.
@@ -92,6 +100,16 @@ public:
     /// the argmax of, or samples from, its logits).
     const CandidateSelector* selector() const { return selector_ ? &*selector_ : nullptr; }
 
+    /// DSpark's Markov head (nullptr for other families, and for markov_rank 0).
+    const MarkovHead* markov() const { return markov_ ? &*markov_ : nullptr; }
+    /// DSpark's confidence head, or nullptr.
+    const ConfidenceHead* confidence() const { return confidence_ ? &*confidence_ : nullptr; }
+    /// DSpark: the Markov bias over the target's vocabulary, float32 [n, V], for Markov
+    /// embeddings `e` [n, r] (MarkovHead::embed of the previous tokens): W2 e scattered to the
+    /// target ids of the draft vocabulary (0 elsewhere, where the logits are -inf) and scaled
+    /// by output_multiplier as the logits are. Error without a Markov head.
+    at::Tensor markovBias(const at::Tensor& e) const;
+
     /// The tensors this architecture expects in a drafter checkpoint. `has` tells how the
     /// checkpoint names DFlash2's codebooks (CandidateSelector::codebookName).
     static std::vector<TensorSpec> expectedTensors(const DrafterConfig& config, std::int64_t fcInputWidth,
@@ -121,6 +139,8 @@ private:
     RmsNorm hiddenNorm_, finalNorm_;
     std::vector<Layer> layers_;
     std::optional<CandidateSelector> selector_;  ///< DFlash2 only
+    std::optional<MarkovHead> markov_;           ///< DSpark only
+    std::optional<ConfidenceHead> confidence_;   ///< DSpark only
     // Speculators format: its own embedding [V, H] and head [V_d, H], and the target id of each
     // draft-vocabulary row (int64 [V_d], draft id + d2t; undefined when V_d == V).
     at::Tensor ownEmbed_, ownHead_, draftToTarget_;
