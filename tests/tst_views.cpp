@@ -8,6 +8,7 @@
 #include "drafter_comparison.h"
 #include "figure_export.h"
 #include "output_strip_view.h"
+#include "calibration_view.h"
 #include "selector_view.h"
 #include "step_selection.h"
 
@@ -561,10 +562,13 @@ private slots:
         gained.acceptedCount = 2;
         run.steps = {kept, gained};
         SelectorView view;
-        view.setSeries({{"A: dflash2", 0, selectorStats(run)}, {"B: dflash", 1, selectorStats(RunResult{})}});
-        QVERIFY2(view.summaryText().contains("A: dflash2: changed 1 of 2 steps; gained 1 (+2 tokens), lost 0, neutral 0"),
+        view.setSeries({{"A: dflash2", 0, selectorStats(run), proposerOf("DFlash2"), {}},
+                        {"B: dflash", 1, selectorStats(RunResult{}), proposerOf("DFlash"), {}}});
+        QVERIFY2(view.summaryText().contains(
+                     "A: dflash2 (candidate selector): changed 1 of 2 steps; gained 1 (+2 tokens), lost 0, neutral 0"),
                  qPrintable(view.summaryText()));
-        QVERIFY(view.summaryText().contains("B: dflash: no candidate selector"));
+        QVERIFY(view.summaryText().contains("B: dflash: no candidate selector or Markov bias"));
+        QVERIFY(!view.calibration()->hasData());
         SelectorStats none = selectorStats(run);
         none.gained = none.tokensGained = 0;
         QCOMPARE(describeSelectorStats(none), QString("changed 1 of 2 steps; gained 0, lost 0, neutral 0"));
@@ -582,8 +586,63 @@ private slots:
         QCOMPARE(csv.readLine().trimmed(), QByteArray("drafter,block position,steps drafted,steps changed,changed %"));
         QCOMPARE(csv.readLine().trimmed(), QByteArray("A: dflash2,1,2,1,50"));
         view.clear();
-        QVERIFY(view.summaryText().contains("Run a DFlash2 drafter"));
+        QVERIFY(view.summaryText().contains("Run a DFlash2 or DSpark drafter"));
         QCOMPARE(view.table()->rowCount(), 0);
+    }
+
+    void calibrationCountsTestedSlotsAndExports() {
+        // Greedy steps of 3 drafted tokens with the head's confidence (bins of 0.5):
+        //  step 0: accepted, accepted, rejected -> slots (0.9,1) (0.8,1) (0.3,0)
+        //  step 1: rejected at 0 -> slot (0.7,0); its later slots were not tested
+        //  step 2 (sampled-style record): tested 1, -1 -> slot (0.2,1) only
+        RunResult run;
+        VerifyStep a, b, c;
+        a.drafted = {1, 2, 3};
+        a.targetTokens = {1, 2, 9, 4};
+        a.confidence = {0.9f, 0.8f, 0.3f};
+        b.drafted = {5, 6, 7};
+        b.targetTokens = {8, 6, 7, 1};
+        b.confidence = {0.7f, 0.6f, 0.6f};
+        c.drafted = {1, 1, 1};
+        c.targetTokens = {1, 2, 3, 4};
+        c.rejectionTested = {1, -1, -1};
+        c.confidence = {0.2f, 0.9f, 0.9f};
+        run.steps = {a, b, c};
+        const auto cal = confidenceCalibration(run, 2);
+        QVERIFY(cal.available);
+        QCOMPARE(cal.tested, 5);
+        QCOMPARE(cal.bins[0].tested, 2);  // 0.3 (rejected), 0.2 (accepted)
+        QCOMPARE(cal.bins[1].tested, 3);  // 0.9, 0.8 (accepted), 0.7 (rejected)
+        QVERIFY(std::abs(cal.bins[0].meanConfidence - 0.25) < 1e-6);
+        QCOMPARE(cal.bins[0].acceptedRate, 0.5);
+        QVERIFY(std::abs(cal.bins[1].meanConfidence - 0.8) < 1e-6);
+        QVERIFY(std::abs(cal.bins[1].acceptedRate - 2.0 / 3) < 1e-12);
+        // Brier: (0.01 + 0.04 + 0.09 + 0.49 + 0.64) / 5; ECE: (2 * 0.25 + 3 * (0.8 - 2/3)) / 5.
+        QVERIFY(std::abs(cal.brier - 1.27 / 5) < 1e-6);
+        QVERIFY(std::abs(cal.ece - (0.5 + 3 * (0.8 - 2.0 / 3)) / 5) < 1e-6);
+        QVERIFY(!confidenceCalibration(RunResult{}).available);
+
+        SelectorView view;
+        RunResult withArgmax = run;
+        for (auto& st : withArgmax.steps) st.drafterArgmax = st.drafted;
+        withArgmax.blockSize = 4;
+        view.setSeries({{"A: dspark", 0, selectorStats(withArgmax), proposerOf("DSpark"), cal}});
+        QVERIFY(view.calibration()->hasData());
+        QVERIFY2(view.summaryText().contains("A: dspark (Markov bias): changed 0 of 3 steps"), qPrintable(view.summaryText()));
+        QVERIFY2(view.calibration()->summaryText().contains("5 tested slots: mean confidence 0.58, accepted 0.60; Brier 0.254"),
+                 qPrintable(view.calibration()->summaryText()));
+        QCOMPARE(view.calibration()->table()->rowCount(), 2);
+        QTemporaryDir dir;
+        QString err;
+        const auto written = view.exportAll(dir.path(), &err);
+        QVERIFY2(err.isEmpty(), qPrintable(err));
+        QCOMPARE(written.size(), 10);  // selector.{png,svg,pdf,csv,json} + calibration.{...}
+        for (const auto& f : written) verifyFigure(f);
+        QFile csv(dir.filePath("calibration.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readLine().trimmed(),
+                 QByteArray("drafter,bin from,bin to,tested slots,mean confidence,accepted share"));
+        QVERIFY(csv.readLine().startsWith("A: dspark,0,0.5,2,0.25"));
     }
 
     void exportsAreValid() {

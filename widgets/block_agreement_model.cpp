@@ -139,9 +139,14 @@ QString BlockAgreementModel::selectorLine(const VerifyStep& s, std::size_t k) co
     if (k >= s.drafterArgmax.size()) return {};
     const auto argmax = s.drafterArgmax[k];
     const QString p = k < s.selectorProb.size() ? QString::number(s.selectorProb[k], 'f', 4) : QStringLiteral("?");
-    if (argmax == s.drafted[k]) return tr("\nDFlash2 selector: kept the drafter's argmax (selector probability %1)").arg(p);
-    return tr("\nDFlash2 selector: chose this over the drafter's argmax '%1' (id %2; selector probability %3)")
-        .arg(displayPiece(piece(argmax))).arg(argmax).arg(p);
+    // DFlash2's selector or DSpark's Markov walk (a DSpark step may carry its confidence).
+    const QString confidence = k < s.confidence.size()
+                                   ? tr("; confidence head %1").arg(static_cast<double>(s.confidence[k]), 0, 'f', 3)
+                                   : QString();
+    if (argmax == s.drafted[k])
+        return tr("\nSelector / Markov walk: kept the drafter's argmax (probability %1%2)").arg(p, confidence);
+    return tr("\nSelector / Markov walk: chose this over the drafter's argmax '%1' (id %2; probability %3%4)")
+        .arg(displayPiece(piece(argmax))).arg(argmax).arg(p, confidence);
 }
 
 QVariant BlockAgreementModel::headerData(int section, Qt::Orientation orientation, int role) const {

@@ -1,5 +1,6 @@
 #include "selector_view.h"
 
+#include "calibration_view.h"
 #include "drafter_comparison.h"
 #include "figure_export.h"
 #include "plot_legend.h"
@@ -14,6 +15,12 @@
 
 namespace draftscope {
 
+QString proposerOf(const std::string& family) {
+    if (family == "DFlash2") return SelectorView::tr("candidate selector");
+    if (family == "DSpark") return SelectorView::tr("Markov bias");
+    return {};
+}
+
 QString describeSelectorStats(const SelectorStats& s) {
     if (!s.available) return {};
     const QString changed = SelectorView::tr("changed %1 of %2 steps").arg(s.stepsChanged).arg(s.steps);
@@ -24,27 +31,32 @@ QString describeSelectorStats(const SelectorStats& s) {
 }
 
 SelectorView::SelectorView(QWidget* parent)
-    : QWidget(parent), summary_(new QLabel(this)), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)) {
+    : QWidget(parent),
+      summary_(new QLabel(this)),
+      plot_(new QCustomPlot(this)),
+      table_(new QStandardItemModel(this)),
+      calibration_(new CalibrationView(this)) {
     setObjectName("SelectorView");
     plot_->setObjectName(exportName());
     summary_->setWordWrap(true);
     summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    plot_->setToolTip(tr("DFlash2 candidate selector: per block position, the share of verify steps whose drafted "
-                         "token is not the argmax of the drafter's logits (the token a DFlash drafter would have "
-                         "drafted). A step gained when the selector's token was accepted where the argmax token "
-                         "would have been rejected (exact: the drafts agree before it); it lost when the selector's "
-                         "token was the first rejection and the argmax token was the target's there (at least one "
-                         "token)."));
+    plot_->setToolTip(tr("DFlash2's candidate selector or DSpark's Markov bias: per block position, the share of "
+                         "verify steps whose drafted token is not the argmax of the drafter's logits (the token a "
+                         "DFlash drafter would have drafted). A step gained when the drafted token was accepted "
+                         "where the argmax token would have been rejected (exact: the drafts agree before it); it "
+                         "lost when the drafted token was the first rejection and the argmax token was the "
+                         "target's there (at least one token)."));
     plot_->xAxis->setLabel(tr("block position"));
-    plot_->yAxis->setLabel(tr("steps with selector != argmax (%)"));
+    plot_->yAxis->setLabel(tr("steps drafting another token than the argmax (%)"));
     plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Candidate selector vs the drafter's argmax")));
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Drafted token vs the drafter's argmax")));
     plot_->legend->setFont(QFont(font().family(), 8));
     placeLegendBelow(plot_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(summary_);
     layout->addWidget(plot_, 1);
+    layout->addWidget(calibration_, 1);
     installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, table_);
     clear();
 }
@@ -68,13 +80,19 @@ void SelectorView::redraw() {
     for (const auto& s : series_) {
         if (s.stats.available) {
             shown.push_back(&s);
-            lines << tr("%1: %2").arg(s.name, describeSelectorStats(s.stats));
+            const QString who = s.proposer.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(s.proposer);
+            lines << tr("%1%2: %3").arg(s.name, who, describeSelectorStats(s.stats));
         } else {
-            lines << tr("%1: no candidate selector (a DFlash drafter drafts its argmax)").arg(s.name);
+            lines << tr("%1: no candidate selector or Markov bias (a DFlash drafter drafts its argmax)").arg(s.name);
         }
     }
-    summary_->setText(lines.isEmpty() ? tr("Run a DFlash2 drafter to see what its candidate selector chose.")
+    summary_->setText(lines.isEmpty() ? tr("Run a DFlash2 or DSpark drafter to see what its candidate selector or "
+                                           "Markov bias chose.")
                                       : lines.join('\n'));
+    std::vector<CalibrationSeries> calibration;
+    for (const auto& s : series_) calibration.push_back({s.name, s.which, s.calibration});
+    calibration_->setSeries(calibration);
+    calibration_->setVisible(calibration_->hasData());
     int positions = 1;
     const double width = shown.size() > 1 ? 0.38 : 0.7;
     for (std::size_t k = 0; k < shown.size(); ++k) {
@@ -122,7 +140,12 @@ QStringList SelectorView::exportAll(const QString& dir, QString* error) {
     FigureSet set(dir, error);
     set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e, 900, 420); }) &&
         set.table(exportName(), table_);
-    return set.written();
+    auto written = set.written();
+    if (set.ok() && calibration_->hasData()) {
+        calibration_->setFigureTitle(figureTitle());
+        written += calibration_->exportAll(dir, error);
+    }
+    return written;
 }
 
 }  // namespace draftscope

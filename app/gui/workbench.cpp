@@ -147,14 +147,19 @@ void Workbench::registerViews() {
             if (s.b()) sweep_->setComparison(s.b()->run, s.b()->treeRuns, s.nameA, s.nameB);
         },
         [this] { sweep_->clear(); }));
-    // DFlash2: what the candidate selector chose, A's and B's runs side by side.
+    // DFlash2 / DSpark: what the selector or the Markov bias chose (and DSpark's confidence
+    // calibration), A's and B's runs side by side.
     addView(fns(
         [this](const ShownRun& s) {
             const auto name = [](const RunBundle& r) {
                 return QFileInfo(QString::fromStdString(r.drafter.directory)).fileName();
             };
-            std::vector<SelectorSeries> series{{s.b() ? tr("A: %1").arg(s.nameA) : name(s.a()), 0, selectorStats(s.a().run)}};
-            if (const RunBundle* b = s.b()) series.push_back({tr("B: %1").arg(s.nameB), 1, selectorStats(b->run)});
+            const auto seriesOf = [](const QString& label, int which, const RunBundle& r) {
+                return SelectorSeries{label, which, selectorStats(r.run), proposerOf(r.drafter.family),
+                                      confidenceCalibration(r.run)};
+            };
+            std::vector<SelectorSeries> series{seriesOf(s.b() ? tr("A: %1").arg(s.nameA) : name(s.a()), 0, s.a())};
+            if (const RunBundle* b = s.b()) series.push_back(seriesOf(tr("B: %1").arg(s.nameB), 1, *b));
             selectorView_->setSeries(series);
         },
         [this] { selectorView_->clear(); }));

@@ -1,0 +1,135 @@
+#include "calibration_view.h"
+
+#include "drafter_comparison.h"
+#include "figure_export.h"
+#include "plot_legend.h"
+
+#include <qcustomplot.h>
+
+#include <QLabel>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace draftscope {
+
+QString describeCalibration(const ConfidenceCalibration& c) {
+    if (!c.available) return {};
+    return CalibrationView::tr("%1 tested slots: mean confidence %2, accepted %3; Brier %4, ECE %5")
+        .arg(c.tested)
+        .arg(c.meanConfidence, 0, 'f', 2)
+        .arg(c.acceptedRate, 0, 'f', 2)
+        .arg(c.brier, 0, 'f', 3)
+        .arg(c.ece, 0, 'f', 3);
+}
+
+CalibrationView::CalibrationView(QWidget* parent)
+    : QWidget(parent), summary_(new QLabel(this)), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)) {
+    setObjectName("CalibrationView");
+    plot_->setObjectName(exportName());
+    summary_->setWordWrap(true);
+    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    plot_->setToolTip(tr("DSpark confidence head: each point is one bin of predicted acceptance probability; x is "
+                         "the bin's mean prediction, y the share of its slots the target accepted, the area the "
+                         "number of slots. A slot counts when the target tested it (every drafted token before it "
+                         "was accepted), the case the head is trained for. On the diagonal the head is calibrated; "
+                         "below it, over-confident."));
+    plot_->xAxis->setLabel(tr("predicted acceptance (confidence head)"));
+    plot_->yAxis->setLabel(tr("accepted (share of tested slots)"));
+    plot_->plotLayout()->insertRow(0);
+    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Confidence head calibration")));
+    plot_->legend->setFont(QFont(font().family(), 8));
+    placeLegendBelow(plot_);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(summary_);
+    layout->addWidget(plot_, 1);
+    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, table_);
+    clear();
+}
+
+void CalibrationView::clear() { setSeries({}); }
+
+void CalibrationView::setSeries(const std::vector<CalibrationSeries>& series) {
+    series_ = series;
+    redraw();
+}
+
+bool CalibrationView::hasData() const {
+    return std::any_of(series_.begin(), series_.end(), [](const auto& s) { return s.calibration.available; });
+}
+
+QString CalibrationView::summaryText() const { return summary_->text(); }
+
+void CalibrationView::redraw() {
+    plot_->clearPlottables();
+    plot_->clearItems();
+    table_->clear();
+    table_->setHorizontalHeaderLabels({tr("drafter"), tr("bin from"), tr("bin to"), tr("tested slots"),
+                                       tr("mean confidence"), tr("accepted share")});
+    QStringList lines;
+    for (const auto& s : series_)
+        lines << (s.calibration.available ? tr("%1: %2").arg(s.name, describeCalibration(s.calibration))
+                                          : tr("%1: no confidence head").arg(s.name));
+    summary_->setText(hasData() ? lines.join('\n')
+                                : tr("Run a DSpark drafter with a confidence head to see how well it predicts acceptance."));
+    auto* diagonal = new QCPGraph(plot_->xAxis, plot_->yAxis);
+    diagonal->setName(tr("calibrated"));
+    diagonal->setPen(QPen(Qt::gray, 1, Qt::DashLine));
+    diagonal->setData({0.0, 1.0}, {0.0, 1.0});
+    int most = 1;
+    for (const auto& s : series_)
+        for (const auto& b : s.calibration.bins) most = std::max(most, b.tested);
+    for (const auto& s : series_) {
+        if (!s.calibration.available) continue;
+        const QColor color = drafterColor(s.which);
+        auto* line = new QCPGraph(plot_->xAxis, plot_->yAxis);
+        line->setName(s.name);
+        line->setPen(QPen(color, 1.5));
+        line->setLineStyle(QCPGraph::lsLine);
+        QVector<double> x, y;
+        for (const auto& b : s.calibration.bins) {
+            QList<QStandardItem*> row;
+            for (const QVariant& v : {QVariant(s.name), QVariant(b.lower), QVariant(b.upper), QVariant(b.tested),
+                                      QVariant(b.meanConfidence), QVariant(b.acceptedRate)}) {
+                auto* it = new QStandardItem;
+                it->setData(v, Qt::DisplayRole);
+                row << it;
+            }
+            table_->appendRow(row);
+            if (!b.tested) continue;
+            x << b.meanConfidence;
+            y << b.acceptedRate;
+            // A point whose area follows the bin's share of slots (at least 5 px across).
+            auto* dot = new QCPItemEllipse(plot_);
+            const double r = 0.004 + 0.03 * std::sqrt(static_cast<double>(b.tested) / most);
+            dot->topLeft->setCoords(b.meanConfidence - r, b.acceptedRate + r);
+            dot->bottomRight->setCoords(b.meanConfidence + r, b.acceptedRate - r);
+            dot->setPen(QPen(color.darker(130)));
+            QColor fill = color;
+            fill.setAlpha(120);
+            dot->setBrush(fill);
+        }
+        line->setData(x, y, true);
+    }
+    plot_->legend->setVisible(hasData());
+    plot_->xAxis->setRange(0, 1);
+    plot_->yAxis->setRange(0, 1);
+    plot_->replot();
+}
+
+bool CalibrationView::exportFigure(const QString& path, QString* error, int width, int height) {
+    const QString title = figureTitle().isEmpty() ? summary_->text() : figureTitle() + '\n' + summary_->text();
+    return exportPlot(plot_, path, error, width, height, title);
+}
+
+QStringList CalibrationView::exportAll(const QString& dir, QString* error) {
+    FigureSet set(dir, error);
+    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e, 600, 560); }) &&
+        set.table(exportName(), table_);
+    return set.written();
+}
+
+}  // namespace draftscope
