@@ -5,13 +5,16 @@ output ids and acceptance lengths with the official DFlash goldens.
     python3 tools/check_goldens.py --cli build/app/draftscope-cli [--device cuda] [--dtype bfloat16] [--cuda-graphs on]
     python3 tools/check_goldens.py --cli ... --variants   # drafter layouts, both loop revisions
     python3 tools/check_goldens.py --cli ... --dflash2    # DFlash2 (tests/data/dflash2_goldens.json)
+    python3 tools/check_goldens.py --cli ... --dspark     # DSpark (tests/data/dspark/goldens.json.xz)
 
 Without --variants: the April-2026 loop's goldens (tests/data/goldens.json) of drafter-good,
 -anchor-leak and -label-shift. With --variants: tests/data/variant_goldens.json, i.e. the
 drafters with sliding-window / causal / YaRN layouts and drafter-good under the current loop
 (`current`, and `current_eos` with the eos stop token) and the April loop (`2026-04`).
 With --dflash2: tests/data/dflash2_goldens.json, the DFlash2 demo drafter under the current
-loop, and each step's drafted block against the reference's proposals.
+loop, and each step's drafted block against the reference's proposals. With --dspark:
+tests/data/dspark, the demo drafter written as a speculators DSpark checkpoint (as tst_dspark
+writes it) in both layouts (`anchor`, `shifted`), and each step's drafted block.
 
 Prints one line per (drafter, prompt) and a summary; exit code 1 if any run differs
 (for bfloat16 a difference is expected and reported, not a failure, with --report-only).
@@ -19,7 +22,9 @@ Standard library only, so it runs on machines without Qt or numpy.
 """
 import argparse
 import json
+import lzma
 import os
+import struct
 import shutil
 import subprocess
 import sys
@@ -41,6 +46,56 @@ VARIANT_DRAFTERS = {
 VARIANT_SECTIONS = {"current": ("current", False), "current_eos": ("current", True), "2026-04": ("2026-04", False)}
 
 
+def read_safetensors(path):
+    """{name: (dtype, shape, raw bytes)} of a safetensors file (standard library only)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    return {k: (v["dtype"], v["shape"], body[v["data_offsets"][0]:v["data_offsets"][1]])
+            for k, v in header.items() if k != "__metadata__"}
+
+
+def write_safetensors(path, tensors):
+    header, offset = {}, 0
+    for k in sorted(tensors):
+        dtype, shape, raw = tensors[k]
+        header[k] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(raw)]}
+        offset += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        for k in sorted(tensors):
+            f.write(tensors[k][2])
+
+
+def write_dspark(out, anchor_drafts):
+    """The demo drafter as a speculators DSpark checkpoint with tests/data/dspark's heads, as
+    tst_dspark writes it (tests/speculators_support.h)."""
+    os.makedirs(out, exist_ok=True)
+    z = json.load(open(os.path.join(ROOT, "resources/demo/drafter/config.json")))
+    body = {k: z[k] for k in ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                              "num_key_value_heads", "head_dim", "rms_norm_eps", "rope_parameters", "vocab_size",
+                              "max_position_embeddings", "layer_types")}
+    body["model_type"] = "qwen3"
+    dc = z["dflash_config"]
+    config = {"speculators_model_type": "dspark", "architectures": ["DSparkSpeculator"], "transformer_layer_config": body,
+              "block_size": z["block_size"], "mask_token_id": dc["mask_token_id"],
+              "aux_hidden_state_layer_ids": [t + 1 for t in dc["target_layer_ids"]], "draft_vocab_size": z["vocab_size"],
+              "sample_from_anchor": anchor_drafts, "markov_rank": 16, "markov_head_type": "vanilla",
+              "enable_confidence_head": True, "confidence_head_with_markov": True}
+    json.dump(config, open(os.path.join(out, "config.json"), "w"), indent=1)
+    tensors = read_safetensors(os.path.join(ROOT, "resources/demo/drafter/model.safetensors"))
+    target = read_safetensors(os.path.join(ROOT, "resources/demo/target/model.safetensors"))
+    tensors["embed_tokens.weight"] = target["model.embed_tokens.weight"]
+    tensors["lm_head.weight"] = target["lm_head.weight"]
+    tensors.update(read_safetensors(os.path.join(ROOT, "tests/data/dspark/heads.safetensors")))
+    write_safetensors(os.path.join(out, "model.safetensors"), tensors)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)
@@ -53,9 +108,16 @@ def main():
                     help="check tests/data/variant_goldens.json (drafter layouts, current and April loops)")
     ap.add_argument("--dflash2", action="store_true",
                     help="check tests/data/dflash2_goldens.json (DFlash2 demo drafter, current loop)")
+    ap.add_argument("--dspark", action="store_true",
+                    help="check tests/data/dspark/goldens.json.xz (DSpark demo drafter, both layouts, current loop)")
     a = ap.parse_args()
     tmpdir = tempfile.TemporaryDirectory()
-    if a.dflash2:
+    if a.dspark:
+        goldens = json.loads(lzma.open(os.path.join(ROOT, "tests/data/dspark/goldens.json.xz")).read())
+        goldens["prompt_ids"] = json.load(open(os.path.join(ROOT, "tests/data/goldens.json")))["prompt_ids"]
+        cases = [(layout, write_dspark(os.path.join(tmpdir.name, layout), layout == "anchor"), "generate", "current",
+                  False, goldens["generate"]) for layout in ("anchor", "shifted")]
+    elif a.dflash2:
         goldens = json.load(open(os.path.join(ROOT, "tests/data/dflash2_goldens.json")))
         goldens["prompt_ids"] = json.load(open(os.path.join(ROOT, "tests/data/goldens.json")))["prompt_ids"]
         # The demo DFlash2 drafter's second shard is the demo drafter's file (its .from names it).
@@ -98,8 +160,9 @@ def main():
                              "first_differing_token": first_diff, "decode_ms": run["timing_ms"]["decode"],
                              "cuda_graphs": run.get("cuda_graphs", "")})
                 same_steps = True
-                if "steps" in g:  # DFlash2: the selector's block at every step
-                    same_steps = [st["drafted"] for st in run.get("steps", [])] == [st["proposals"] for st in g["steps"]]
+                if "steps" in g:  # DFlash2 / DSpark: the selector's or the walk's block at every step
+                    key = "proposals" if "proposals" in g["steps"][0] else "drafted"
+                    same_steps = [st["drafted"] for st in run.get("steps", [])] == [st[key] for st in g["steps"]]
                     rows[-1]["proposals_equal"] = same_steps
                     same_len = same_len and same_steps
                 failures += not (same_ids and same_len)
