@@ -65,7 +65,6 @@ QString CalibrationView::summaryText() const { return summary_->text(); }
 
 void CalibrationView::redraw() {
     plot_->clearPlottables();
-    plot_->clearItems();
     table_->clear();
     table_->setHorizontalHeaderLabels({tr("drafter"), tr("bin from"), tr("bin to"), tr("tested slots"),
                                        tr("mean confidence"), tr("accepted share")});
@@ -102,21 +101,22 @@ void CalibrationView::redraw() {
             if (!b.tested) continue;
             x << b.meanConfidence;
             y << b.acceptedRate;
-            // A point whose area follows the bin's share of slots (at least 5 px across).
-            auto* dot = new QCPItemEllipse(plot_);
-            const double r = 0.004 + 0.03 * std::sqrt(static_cast<double>(b.tested) / most);
-            dot->topLeft->setCoords(b.meanConfidence - r, b.acceptedRate + r);
-            dot->bottomRight->setCoords(b.meanConfidence + r, b.acceptedRate - r);
-            dot->setPen(QPen(color.darker(130)));
+            // One circle per bin whose area follows its share of the slots (6 to 20 px across).
+            auto* dot = new QCPGraph(plot_->xAxis, plot_->yAxis);
+            dot->removeFromLegend();
+            dot->setLineStyle(QCPGraph::lsNone);
             QColor fill = color;
-            fill.setAlpha(120);
-            dot->setBrush(fill);
+            fill.setAlpha(140);
+            const double px = 6.0 + 14.0 * std::sqrt(static_cast<double>(b.tested) / most);
+            dot->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(color.darker(130)), QBrush(fill), px));
+            dot->setData({b.meanConfidence}, {b.acceptedRate});
         }
         line->setData(x, y, true);
     }
     plot_->legend->setVisible(hasData());
-    plot_->xAxis->setRange(0, 1);
-    plot_->yAxis->setRange(0, 1);
+    // A margin so that circles at 0 or 1 are not cut.
+    plot_->xAxis->setRange(-0.03, 1.03);
+    plot_->yAxis->setRange(-0.03, 1.03);
     plot_->replot();
 }
 
