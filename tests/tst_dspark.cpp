@@ -8,6 +8,7 @@
 
 #include "draftscope/engine.h"
 #include "draftscope/inspector.h"
+#include "draftscope/results_json.h"
 #include "sampling_test_support.h"
 #include "speculators_support.h"
 #include "test_support.h"
@@ -206,6 +207,32 @@ private slots:
             QVERIFY2(fit.chi2 < fit.critical, fit.describe().c_str());
         }
         QVERIFY2(rejected > 0, "no rejection happened: the test does not exercise the residual distribution");
+    }
+
+    void resultsRoundTrip() {
+        // A DSpark run through its JSON form: family, the anchor layout, per-step argmax,
+        // walk probability and confidence survive; the run's width is 17 per verify pass.
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        const auto summary = engine.loadDrafter(dspark("dspark"));
+        RunSettings s;
+        s.maxNewTokens = 24;
+        s.ignoreEos = true;
+        const auto run = engine.run(goldenPrompt(2), s);
+        QCOMPARE(run.perPositionAcceptance.size(), std::size_t{17});
+        const auto back = runResultFromJson(nlohmann::json::parse(toJson(run).dump()), "run");
+        QCOMPARE(back.blockSize, std::int64_t{17});
+        QCOMPARE(back.steps.size(), run.steps.size());
+        for (std::size_t i = 0; i < run.steps.size(); ++i) {
+            QCOMPARE(back.steps[i].confidence, run.steps[i].confidence);
+            QCOMPARE(back.steps[i].drafterArgmax, run.steps[i].drafterArgmax);
+            QCOMPARE(back.steps[i].selectorProb, run.steps[i].selectorProb);
+            QVERIFY(!run.steps[i].confidence.empty());
+        }
+        const auto m = modelSummaryFromJson(nlohmann::json::parse(toJson(summary).dump()), "drafter");
+        QCOMPARE(m.family, std::string("DSpark"));
+        QVERIFY(m.draftsFromAnchor);
+        QCOMPARE(m.blockSize, std::int64_t{16});
     }
 
     void markovBiasMapsAReducedVocabulary() {

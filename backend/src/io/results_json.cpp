@@ -130,6 +130,7 @@ nlohmann::json toJson(const ModelSummary& m) {
         j["family"] = m.family;
         j["family_detail"] = m.familyDetail;
         j["block_size"] = m.blockSize;
+        j["drafts_from_anchor"] = m.draftsFromAnchor;
         j["mask_token_id"] = m.maskTokenId;
         j["target_layer_ids"] = m.targetLayerIds;
         j["target_layer_ids_derived"] = m.targetLayerIdsDerived;
@@ -501,6 +502,7 @@ ModelSummary modelSummaryFromJson(const json& j, const std::string& where) {
         m.family = r.has("family") ? r.string("family") : "DFlash";
         m.familyDetail = r.has("family_detail") ? r.string("family_detail") : "";
         m.blockSize = r.integer("block_size");
+        m.draftsFromAnchor = r.has("drafts_from_anchor") && r.boolean("drafts_from_anchor");  // absent before DSpark
         m.maskTokenId = r.integer("mask_token_id");
         m.targetLayerIds = r.ints<std::int64_t>("target_layer_ids");
         m.targetLayerIdsDerived = r.boolean("target_layer_ids_derived");
