@@ -235,6 +235,31 @@ private slots:
         QCOMPARE(m.blockSize, std::int64_t{16});
     }
 
+    void teacherForcedProbeStopsAtTheLastFullBlock() {
+        // The anchor layout labels a block up to a + 16: the last anchor is T - 17, each block
+        // drafts 16 tokens, and every one of them has a label (probability > 0 somewhere).
+        Engine engine;
+        engine.loadTarget(demoTarget());
+        engine.loadDrafter(dspark("dspark"));
+        const auto prompt = promptIds(0);
+        const auto seq = engine.greedy(idsPrompt(prompt), 40, true);
+        const auto P = static_cast<std::int64_t>(prompt.size()), T = static_cast<std::int64_t>(seq.size());
+        const auto tf = engine.teacherForcedDrafts(seq, P, 0, ProbeConvention{}, LoopRevision::Current);
+        QCOMPARE(tf.blockSize, std::int64_t{17});
+        QCOMPARE(tf.anchors.front(), P);
+        QCOMPARE(tf.anchors.back(), T - 17);
+        for (const auto& d : tf.drafts) QCOMPARE(d.size(), std::size_t{16});
+        for (const auto& row : tf.sequenceProbs[0]) QVERIFY(row.back() > 0.0f);
+        // One token short of a full block after the prompt: refused, naming the 17 positions.
+        const std::vector<std::int64_t> shortSeq(seq.begin(), seq.begin() + P + 16);
+        try {
+            engine.teacherForcedDrafts(shortSeq, P, 0, ProbeConvention{}, LoopRevision::Current);
+            QFAIL("a sequence without a full block was probed");
+        } catch (const Error& e) {
+            QVERIFY2(std::string(e.what()).find("holds no full block of 17 positions") != std::string::npos, e.what());
+        }
+    }
+
     void markovBiasMapsAReducedVocabulary() {
         // With d2t, the walk's bias lands on the target ids of the draft rows (0 elsewhere, where
         // the logits are -inf): a reduced drafter whose draft rows are every target token in a

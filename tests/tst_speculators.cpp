@@ -133,6 +133,7 @@ private slots:
         std::vector<std::int64_t> some = {1, 5, 9};
         // A dspark config over a checkpoint without its heads: the missing heads are named.
         refused("dspark", {}, [](nlohmann::json& c) { c["speculators_model_type"] = "dspark"; }, "markov_head.markov_w1.weight");
+        refused("logit-scale", {}, [](nlohmann::json& c) { c["logit_scale"] = 0.5; }, "logit_scale = 0.5");
         refused("llama-body", {}, [](nlohmann::json& c) { c["transformer_layer_config"]["model_type"] = "llama"; },
                 "transformer_layer_config.model_type 'llama'");
         refused("aux-zero", {}, [](nlohmann::json& c) { c["aux_hidden_state_layer_ids"] = {0, 3}; }, "the embedding output");
@@ -169,6 +170,10 @@ private slots:
         std::filesystem::rename(dir("t2d-wrong") + "/model.safetensors.new", dir("t2d-wrong") + "/model.safetensors");
         e = errorOf([&] { engine.loadDrafter(dir("t2d-wrong")); });
         QVERIFY2(e.contains("t2d and d2t disagree at target id 9"), qPrintable(e));
+        // speculators' DFlash2 requires sample_from_anchor false: refused, not run some other way.
+        writeSpeculators(dflash2Demo(), dir("dflash2-anchor"), {}, [](nlohmann::json& c) { c["sample_from_anchor"] = true; });
+        e = errorOf([&] { engine.loadDrafter(dir("dflash2-anchor")); });
+        QVERIFY2(e.contains("sample_from_anchor is true for a dflash2 drafter"), qPrintable(e));
         QCOMPARE(engine.drafterCount(), 0);
     }
 };

@@ -629,7 +629,9 @@ private slots:
         view.setSeries({{"A: dspark", 0, selectorStats(withArgmax), proposerOf("DSpark"), cal}});
         QVERIFY(view.calibration()->hasData());
         QVERIFY2(view.summaryText().contains("A: dspark (Markov bias): changed 0 of 3 steps"), qPrintable(view.summaryText()));
-        QVERIFY2(view.calibration()->summaryText().contains("5 tested slots: mean confidence 0.58, accepted 0.60; Brier 0.254"),
+        QVERIFY2(view.calibration()->summaryText().contains(
+                     "5 tested slots: mean confidence 0.58, accepted 0.60; Brier 0.254, ECE 0.180 (greedy run: accepted = "
+                     "argmax match)"),
                  qPrintable(view.calibration()->summaryText()));
         QCOMPARE(view.calibration()->table()->rowCount(), 2);
         QTemporaryDir dir;

@@ -17,12 +17,18 @@ namespace draftscope {
 
 QString describeCalibration(const ConfidenceCalibration& c) {
     if (!c.available) return {};
-    return CalibrationView::tr("%1 tested slots: mean confidence %2, accepted %3; Brier %4, ECE %5")
+    // The head is trained for sampling at T = 1 (1 - TV): say when the run measures something else.
+    const QString regime = c.temperature == 0.0 ? CalibrationView::tr(" (greedy run: accepted = argmax match)")
+                           : c.temperature != 1.0
+                               ? CalibrationView::tr(" (sampled at T = %1; the head is trained for T = 1)").arg(c.temperature)
+                               : QString();
+    return CalibrationView::tr("%1 tested slots: mean confidence %2, accepted %3; Brier %4, ECE %5%6")
         .arg(c.tested)
         .arg(c.meanConfidence, 0, 'f', 2)
         .arg(c.acceptedRate, 0, 'f', 2)
         .arg(c.brier, 0, 'f', 3)
-        .arg(c.ece, 0, 'f', 3);
+        .arg(c.ece, 0, 'f', 3)
+        .arg(regime);
 }
 
 CalibrationView::CalibrationView(QWidget* parent)

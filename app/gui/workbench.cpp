@@ -381,7 +381,9 @@ void Workbench::onSelection(int step, int position) {
     step = detailStep(step);
     if (step < 0) return;
     const auto& st = d->run.steps[static_cast<std::size_t>(step)];
-    maskView_->setInferenceContext(st.start, d->run.blockSize, piecesUpTo(st.start + d->run.blockSize));
+    // The drafter's block rows (a run's block size is its verify width: + 1 when the anchor's row drafts).
+    const auto rows = d->drafter.blockSize > 0 ? d->drafter.blockSize : d->run.blockSize;
+    maskView_->setInferenceContext(st.start, rows, piecesUpTo(st.start + rows));
     treeView_->showPosition(st.start);  // the tree step that verified this chain step's anchor
     if (!shown_.complete) {  // the worker is busy with the rest of the analysis: ask once it is done
         attentionView_->setPlaceholder(tr("The drafter's attention is computed when the analysis has finished."));

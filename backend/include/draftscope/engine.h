@@ -140,7 +140,8 @@ public:
     std::vector<std::int64_t> greedy(const PromptSpec& prompt, std::int64_t maxNewTokens, bool ignoreEos,
                                      const std::atomic<bool>* cancel = nullptr);
     /// Teacher-forced drafts of drafter `drafterIndex` at every anchor a in
-    /// [promptLength, sequence.size() - B] (see TeacherForcedDrafts) under `convention`
+    /// [promptLength, sequence.size() - W] (W = the verify width: block_size, + 1 for a drafter
+    /// drafting from the anchor's row; see TeacherForcedDrafts) under `convention`
     /// (ProbeConvention; its labelShift is scoring only and does not change the calls), with
     /// the rotary numerics of `revision`. One target forward over `sequence` (taps
     /// probeFeatureIndices()), then one drafter call per anchor on a growing draft cache

@@ -46,10 +46,14 @@ enum class LoopRevision {
 inline std::string loopRevisionName(LoopRevision r) { return r == LoopRevision::Current ? "current" : "2026-04"; }
 
 /// Why a drafter of `family` (ModelSummary::family, drafterFamilyName) cannot run loop
-/// revision `loop`, or "" if it can: DFlash2 and DSpark exist only in the current loop (their
-/// proposal steps came after the 2026-04 reference). The one statement of that rule: the loop throws it,
+/// revision `loop` (drafting from the anchor's row or not: DrafterConfig::sampleFromAnchor), or
+/// "" if it can: DFlash2, DSpark and the anchor layout exist only in the current loop (they came
+/// after the 2026-04 reference). The one statement of that rule: the loop throws it,
 /// evaluations check it before their first prompt.
-inline std::string loopRefusal(const std::string& family, LoopRevision loop) {
+inline std::string loopRefusal(const std::string& family, LoopRevision loop, bool anchorDrafts = false) {
+    if (anchorDrafts && loop == LoopRevision::April2026)
+        return "a drafter that drafts from the anchor's row (sample_from_anchor) runs only in the current loop: "
+               "the 2026-04 loop drafts rows 1..B-1; use --loop current";
     if (family == "DFlash2" && loop == LoopRevision::April2026)
         return "a DFlash2 drafter (candidate selector) runs only in the current loop: the 2026-04 loop predates "
                "DFlash2 and has no proposal step; use --loop current";
@@ -256,12 +260,15 @@ struct TreeRunResult {
 struct TeacherForcedDrafts {
     std::vector<std::int64_t> sequence;
     std::int64_t promptLength = 0;
+    /// W: the positions a block covers, the anchor and its D = W - 1 drafts (the drafter's B,
+    /// or B + 1 when the anchor's row drafts: DSpark's sample_from_anchor).
     std::int64_t blockSize = 0;
     ProbeConvention convention;                    ///< what the drafter call ran under
-    std::vector<std::int64_t> anchors;             ///< anchor positions, promptLength..len-B
-    std::vector<std::vector<std::int64_t>> drafts; ///< [anchors][B-1]: draft for positions a+1..a+B-1
-    /// [labelShift 0, 1][anchors][B-1]: the drafter's probability (softmax of its logits,
-    /// float32) of the sequence's token at a + 1 + j + labelShift; 0 past the sequence.
+    std::vector<std::int64_t> anchors;             ///< anchor positions, promptLength..len-W
+    std::vector<std::vector<std::int64_t>> drafts; ///< [anchors][D]: draft for positions a+1..a+D
+    /// [labelShift 0, 1][anchors][D]: the drafter's probability (softmax of its logits with
+    /// DSpark's Markov bias, the sequence's tokens as predecessors, float32) of the sequence's
+    /// token at a + 1 + j + labelShift; 0 past the sequence.
     std::vector<std::vector<float>> sequenceProbs[2];
 };
 

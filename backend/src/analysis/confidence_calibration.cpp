@@ -10,6 +10,7 @@ ConfidenceCalibration confidenceCalibration(const RunResult& run, int bins) {
     bins = std::max(bins, 1);
     for (const auto& step : run.steps) c.available = c.available || !step.confidence.empty();
     if (!c.available) return c;
+    c.temperature = run.settings.temperature;
     c.bins.resize(static_cast<std::size_t>(bins));
     for (int b = 0; b < bins; ++b) {
         c.bins[static_cast<std::size_t>(b)].lower = static_cast<double>(b) / bins;
@@ -29,6 +30,7 @@ ConfidenceCalibration confidenceCalibration(const RunResult& run, int bins) {
                 if (j >= step.targetTokens.size()) break;
                 accepted = step.drafted[j] == step.targetTokens[j];
             }
+            if (!std::isfinite(step.confidence[j])) break;  // a NaN head output says nothing: the step is skipped from here
             const double p = std::clamp(static_cast<double>(step.confidence[j]), 0.0, 1.0);
             const auto b = std::min(static_cast<std::size_t>(p * bins), c.bins.size() - 1);
             ++c.bins[b].tested;

@@ -567,7 +567,9 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                     sequence = engine.greedy(p.spec, settings.maxNewTokens, /*ignoreEos=*/true, cancel);
                 }
                 longestContext = std::max(longestContext, static_cast<std::int64_t>(sequence.size()));
-                if (static_cast<std::int64_t>(sequence.size()) - d.summary.blockSize >= P) {
+                // A full block's positions: block_size, + 1 when the anchor's row drafts (DSpark).
+                const auto width = d.summary.blockSize + (d.summary.draftsFromAnchor ? 1 : 0);
+                if (static_cast<std::int64_t>(sequence.size()) - width >= P) {
                     plain.push_back(engine.teacherForcedDrafts(sequence, P, index, ProbeConvention{}, rs.loop, cancel));
                     cost.probeSteps += static_cast<std::int64_t>(plain.back().anchors.size());
                 }
@@ -577,7 +579,8 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
             if (acceptance) windowCheck(d, longestContext);
             if (plain.empty())
                 add(d, "probe-skipped", Severity::Info,
-                    "the teacher-forced probe needs at least " + std::to_string(d.summary.blockSize) +
+                    "the teacher-forced probe needs at least " +
+                        std::to_string(d.summary.blockSize + (d.summary.draftsFromAnchor ? 1 : 0)) +
                         " generated tokens per prompt; with --max-new " + std::to_string(settings.maxNewTokens) +
                         " the convention, context-leak, label-shift and repetition checks did not run",
                     {{"max_new_tokens", double(settings.maxNewTokens)}, {"block_size", double(d.summary.blockSize)}});

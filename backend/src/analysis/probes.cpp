@@ -166,7 +166,8 @@ DraftBlockResult Engine::draftBlock(const PromptSpec& prompt, LoopRevision revis
         r.draftLogits = toFloatVector(out.logits);
         if (const auto* selector = drafter.selector()) {
             at::Generator gen = at::detail::createCPUGenerator(probe.seed);
-            const auto c = selector->select(out.hidden.narrow(0, 1, r.blockSize - 1), out.logits, r.anchor,
+            const auto D = out.logits.size(0);  // the drafting rows: the last D of the block
+            const auto c = selector->select(out.hidden.narrow(0, out.hidden.size(0) - D, D), out.logits, r.anchor,
                                             probe.temperature, &gen, probe.path.empty() ? nullptr : &probe.path);
             r.selectorTopK = selector->topK();
             const auto ints = [](const at::Tensor& t) {
@@ -210,13 +211,14 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
         // Positions per block: the anchor and the draft slots (block_size + 1 when the anchor's row drafts).
         r.blockSize = drafter.verifyWidth();
         r.convention = convention;
-        const auto T = static_cast<std::int64_t>(ids.size()), B = drafter.blockSize();
+        // B block rows; a block at anchor a is labelled up to position a + W - 1 (W = verify width).
+        const auto T = static_cast<std::int64_t>(ids.size()), B = drafter.blockSize(), W = r.blockSize;
         if (promptLength < 1 || promptLength > T)
             throw Error("teacher-forced probe: prompt length " + std::to_string(promptLength) + " outside 1.." +
                         std::to_string(T));
-        if (T - B < promptLength)
+        if (T - W < promptLength)
             throw Error("teacher-forced probe: a sequence of " + std::to_string(T) + " tokens after a prompt of " +
-                        std::to_string(promptLength) + " holds no full block of " + std::to_string(B));
+                        std::to_string(promptLength) + " holds no full block of " + std::to_string(W) + " positions");
         if (convention.positionOffset < -1 || convention.positionOffset > 1)
             throw Error("teacher-forced probe: block position offset " + std::to_string(convention.positionOffset) +
                         ", expected -1, 0 or +1");
@@ -227,7 +229,7 @@ TeacherForcedDrafts Engine::teacherForcedDrafts(const std::vector<std::int64_t>&
         const bool overridden = !(layout == drafter.config().layers) && !layout.empty();
         const auto features = prefill(target, ids, indices, T).features;  // [T, K*H]
         auto draftCache = drafter.makeCache();
-        for (std::int64_t a = promptLength; a + B <= T; ++a) {
+        for (std::int64_t a = promptLength; a + W <= T; ++a) {
             if (cancel && cancel->load()) throw Cancelled();
             const std::int64_t ctxEnd = convention.anchorFeatureInContext ? a + 1 : a;
             const auto have = draftCache.length();

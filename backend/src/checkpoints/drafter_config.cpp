@@ -221,8 +221,17 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
     if (d.draftVocabSize > d.body.vocabSize)
         throw Error("'" + path + "': draft_vocab_size " + std::to_string(d.draftVocabSize) +
                     " exceeds transformer_layer_config.vocab_size " + std::to_string(d.body.vocabSize));
-    // speculators: DSpark drafts from the anchor's row by default, DFlash and DFlash2 do not.
+    // speculators: DSpark drafts from the anchor's row by default, DFlash and DFlash2 do not;
+    // speculators' DFlash2DraftModel refuses it (its selector starts from the anchor).
     d.sampleFromAnchor = top.boolean("sample_from_anchor", d.family == DrafterFamily::DSpark);
+    if (d.sampleFromAnchor && d.family == DrafterFamily::DFlash2)
+        throw Error("'" + path + "': sample_from_anchor is true for a dflash2 drafter; speculators' DFlash2 requires "
+                    "sample_from_anchor false (its candidate selector walks from the anchor), and no reference "
+                    "defines the combination");
+    // vLLM scales a speculators drafter's logits (and DSpark's Markov bias) by `logit_scale`.
+    if (top.has("logit_scale") && top.number("logit_scale", 1.0) != 1.0)
+        throw Error("'" + path + "': logit_scale = " + top.raw("logit_scale").dump() + " asks for scaled draft logits "
+                    "(vLLM's LogitsProcessor scale), which draftscope does not implement for the speculators format");
     // speculators: only sliding layers can be causal; full layers stay bidirectional.
     const bool nonCausal = top.boolean("sliding_window_non_causal", d.family == DrafterFamily::DFlash2);
     for (std::size_t i = 0; i < d.body.layerTypes.size(); ++i) {

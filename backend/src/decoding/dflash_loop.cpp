@@ -80,7 +80,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
     const bool rejection = current && settings.temperature > 0;
     const CandidateSelector* selector = drafter.selector();
     const bool walks = drafter.config().family == DrafterFamily::DSpark;  // Markov walk + confidence
-    if (const auto why = loopRefusal(drafterFamilyName(drafter.config().family), settings.loop); !why.empty())
+    if (const auto why = loopRefusal(drafterFamilyName(drafter.config().family), settings.loop, anchorDrafts); !why.empty())
         throw Error(why);
 
     const auto t0 = Clock::now();

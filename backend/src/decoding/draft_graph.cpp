@@ -19,7 +19,7 @@ DraftGraph::Step stepOf(const DraftOutput& o) {
 }  // namespace
 
 DraftGraph::DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, LoopRevision revision)
-    : drafter_(drafter), revision_(revision), B_(drafter.blockSize()), mode_(target.cudaGraphMode()) {
+    : drafter_(drafter), revision_(revision), B_(drafter.blockSize()), maxC_(drafter.verifyWidth()), mode_(target.cudaGraphMode()) {
     use_.staticEager = mode_ == CudaGraphMode::StaticEager;
     const auto& plan = target.placement().plan;
     const auto& dev = target.drafterDevice();
@@ -36,11 +36,11 @@ DraftGraph::DraftGraph(const DFlashDrafter& drafter, const TargetModel& target, 
     if (use_.offReason.empty()) {
         const auto longOpts = at::TensorOptions().dtype(at::kLong).device(dev);
         const auto width = static_cast<std::int64_t>(drafter.featureIndices().size()) * target.config().hiddenSize;
-        featIn_ = at::zeros({B_, width}, at::TensorOptions().dtype(target.dtype()).device(dev));
+        featIn_ = at::zeros({maxC_, width}, at::TensorOptions().dtype(target.dtype()).device(dev));
         blockIn_ = at::zeros({B_}, longOpts);
         pastIn_ = at::zeros({1}, longOpts);
-        offsets_ = at::arange(2 * B_, longOpts);
-        graphs_.resize(static_cast<std::size_t>(B_));
+        offsets_ = at::arange(maxC_ + B_, longOpts);
+        graphs_.resize(static_cast<std::size_t>(maxC_));
     }
 }
 
@@ -49,7 +49,7 @@ DraftGraph::~DraftGraph() = default;
 DraftGraph::Step DraftGraph::draft(const at::Tensor& features, const at::Tensor& block, KVCache& cache) {
     const auto C = features.size(0);
     const auto past = cache.length();
-    if (!use_.offReason.empty() || block.size(0) != B_ || C < 1 || C > B_ || cache.capacity() < past + C + B_) {
+    if (!use_.offReason.empty() || block.size(0) != B_ || C < 1 || C > maxC_ || cache.capacity() < past + C + B_) {
         ++use_.eager;
         return stepOf(drafter_.draft(features, block, cache, revision_));
     }

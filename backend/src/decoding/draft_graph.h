@@ -1,6 +1,6 @@
 #pragma once
 // DFlash drafter calls as captured CUDA graphs (docs/ENGINE.md, "CUDA graphs"; issue 16):
-// one graph per context length C = 1..B (the rows committed by the previous step), each
+// one graph per context length C = 1..W (the rows committed by the previous step; W the verify width), each
 // the static-shape drafter call (DFlashDrafter::draftStatic) over the run's drafter cache.
 
 #include "core/torch_compat.h"
@@ -46,10 +46,11 @@ private:
     struct Captured;
     const DFlashDrafter& drafter_;
     LoopRevision revision_;
-    std::int64_t B_;
+    std::int64_t B_;     ///< block rows
+    std::int64_t maxC_;  ///< most context rows one call takes: the verify width (B, or B + 1 when the anchor drafts)
     CudaGraphMode mode_;
     std::vector<std::unique_ptr<Captured>> graphs_;  ///< index C - 1
-    at::Tensor featIn_, blockIn_, pastIn_, offsets_;  ///< [B, K*H], [B], [1], 0..2B-1
+    at::Tensor featIn_, blockIn_, pastIn_, offsets_;  ///< [W, K*H], [B], [1], 0..W+B-1
     GraphUse use_;
 };
 

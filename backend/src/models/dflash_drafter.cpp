@@ -50,7 +50,7 @@ std::string familyHint(const std::vector<std::string>& names) {
                "config that does already holds these tensors twice or under other names)";
     if (any("markov_") || any("confidence_head"))
         return "these are DSpark parts (Markov logit bias, confidence head): a DSpark checkpoint is in the speculators "
-               "format with speculators_model_type 'dspark' (a DSpark config that is already names them otherwise, "
+               "format with speculators_model_type 'dspark' (a DSpark config that does already names them otherwise, "
                "or its markov_rank / enable_confidence_head leave them out)";
     // What is left of isFamilyPart: d2t / t2d.
     return "a drafter with a vocabulary map is in the vllm-project/speculators format, whose config.json names "
