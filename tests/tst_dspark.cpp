@@ -342,11 +342,40 @@ private slots:
         refused("rank0", [](nlohmann::json& c) { c["markov_rank"] = 0; }, "confidence_head_with_markov");
         refused("rank8", [](nlohmann::json& c) { c["markov_rank"] = 8; }, "markov_head.markov_w1.weight");
         refused("softcap", [](nlohmann::json& c) { c["final_logit_softcapping"] = 30.0; }, "final_logit_softcapping");
+        refused("body-softcap", [](nlohmann::json& c) { c["transformer_layer_config"]["final_logit_softcapping"] = 0.5; },
+                "transformer_layer_config.final_logit_softcapping = 0.5");
+        refused("arch-eagle", [](nlohmann::json& c) { c["architectures"] = {"Eagle3Speculator"}; },
+                "architectures names 'Eagle3Speculator', which is no DFlash, DFlash2 or DSpark model");
+        refused("arch-dflash", [](nlohmann::json& c) { c["architectures"] = {"DFlashSpeculator"}; },
+                "a dflash model, but speculators_model_type is 'dspark'");
+        // Heads present that the config leaves out: named, with the keys to set.
+        refused("conf-false", [](nlohmann::json& c) { c["enable_confidence_head"] = false; },
+                "this DSpark config leaves them out (markov_rank 16, enable_confidence_head false");
+        refused("aux-missing", [](nlohmann::json& c) { c.erase("aux_hidden_state_layer_ids"); },
+                "required field 'aux_hidden_state_layer_ids'");
+        refused("aux-oob", [](nlohmann::json& c) { c["aux_hidden_state_layer_ids"] = {2, 3, 7}; },
+                "aux_hidden_state_layer_ids [2, 3, 7] (target layers [1, 2, 6]) contains 7, but the target has 6");
         // The heads in a dflash-type checkpoint: DSpark parts named, never run as DFlash.
         refused("as-dflash", [](nlohmann::json& c) {
             c["speculators_model_type"] = "dflash";
+            c["architectures"] = {"DFlashSpeculator"};
             c.erase("markov_rank");
         }, "DSpark parts");
+        // Speculators keys in a z-lab config: refused by name, never ignored.
+        for (const char* where : {"top", "dflash_config"}) {
+            const auto d = copyModel(demoDrafter(), dir(std::string("zlab-anchor-") + where));
+            auto c = readJson(d + "/config.json");
+            (std::string(where) == "top" ? c : c["dflash_config"])["sample_from_anchor"] = true;
+            (std::string(where) == "top" ? c : c["dflash_config"])["markov_rank"] = nullptr;
+            writeJson(d + "/config.json", c);
+            try {
+                engine.loadDrafter(d);
+                QFAIL("a z-lab config with sample_from_anchor loaded");
+            } catch (const Error& e) {
+                QVERIFY2(std::string(e.what()).find("sample_from_anchor' = true asks for the anchor's row drafting") !=
+                             std::string::npos, e.what());
+            }
+        }
         QCOMPARE(engine.drafterCount(), 0);
 
         engine.loadDrafter(dspark("dspark"));

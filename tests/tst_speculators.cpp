@@ -132,7 +132,10 @@ private slots:
         };
         std::vector<std::int64_t> some = {1, 5, 9};
         // A dspark config over a checkpoint without its heads: the missing heads are named.
-        refused("dspark", {}, [](nlohmann::json& c) { c["speculators_model_type"] = "dspark"; }, "markov_head.markov_w1.weight");
+        refused("dspark", {}, [](nlohmann::json& c) {
+            c["speculators_model_type"] = "dspark";
+            c["architectures"] = {"DSparkSpeculator"};
+        }, "markov_head.markov_w1.weight");
         refused("logit-scale", {}, [](nlohmann::json& c) { c["logit_scale"] = 0.5; }, "logit_scale = 0.5");
         refused("llama-body", {}, [](nlohmann::json& c) { c["transformer_layer_config"]["model_type"] = "llama"; },
                 "transformer_layer_config.model_type 'llama'");

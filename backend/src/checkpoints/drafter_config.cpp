@@ -64,9 +64,15 @@ void resolveDrafterLayout(const Fields& top, const Fields* dflash, DrafterConfig
 /// Keys of drafter families draftscope does not implement yet: each changes the draft math,
 /// so a config that sets one is refused by name (DFLASH.md section 12).
 inline constexpr config::UnimplementedKey kUnimplementedDrafterKeys[] = {
-    {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2), read only in the "
-                    "speculators format (speculators_model_type 'dspark')"},
+    {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2) outside a DSpark config (a "
+                    "DSpark drafter is in the speculators format: speculators_model_type 'dspark')"},
     {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
+};
+/// Speculators-format keys that change the drafting layout, refused in a z-lab config (where
+/// the reference would ignore them: a half-converted checkpoint).
+inline constexpr config::UnimplementedKey kSpeculatorsOnlyKeys[] = {
+    {"sample_from_anchor", "the anchor's row drafting too, a speculators-format key (a speculators drafter's config "
+                           "names speculators_model_type and transformer_layer_config)"},
 };
 /// Keys a speculators `dspark` config may not set: what its Markov walk would do differently.
 inline constexpr config::UnimplementedKey kUnimplementedDSparkKeys[] = {
@@ -175,6 +181,18 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
         throw Error("'" + path + "': speculators_model_type '" + escapeNonPrintable(type) +
                     "' is not a drafter family draftscope implements (speculators formats read: dflash, dflash2, dspark)");
     d.body.architecture = drafterArchitecture(top);
+    // An architecture naming another model than the type says: refused, not run as the type.
+    if (const auto& arch = d.body.architecture; !arch.empty()) {
+        const auto named = arch.find("DSpark") != std::string::npos    ? std::string("dspark")
+                           : arch.find("DFlash2") != std::string::npos ? std::string("dflash2")
+                           : arch.find("DFlash") != std::string::npos  ? std::string("dflash")
+                                                                       : std::string();
+        if (named != type)
+            throw Error("'" + path + "': architectures names '" + escapeNonPrintable(arch) + "', " +
+                        (named.empty() ? std::string("which is no DFlash, DFlash2 or DSpark model,")
+                                       : "a " + named + " model,") +
+                        " but speculators_model_type is '" + type + "'; refusing to guess which one the weights are");
+    }
     if (d.family == DrafterFamily::DSpark) refuseUnimplemented(top, kUnimplementedDSparkKeys);
     else refuseUnimplemented(top, kUnimplementedDrafterKeys);
     if (!top.has("transformer_layer_config"))
@@ -189,6 +207,10 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
                     "' is not implemented (draftscope runs speculators drafters with a qwen3 body)");
     json body = qwen3ConfigDefaults();
     for (const auto& [k, v] : layer.items()) body[k] = v;
+    if (layer.contains("final_logit_softcapping") && !layer["final_logit_softcapping"].is_null())
+        throw Error("'" + path + "': transformer_layer_config.final_logit_softcapping = " +
+                    layer["final_logit_softcapping"].dump() + " asks for soft-capped draft logits inside the body "
+                    "config, which no speculators reference applies; draftscope refuses rather than ignore it");
     const Fields bf(body, path, "transformer_layer_config");
     d.body.family = TargetFamily::Qwen3;
     parseTransformer(bf, d.body, /*intermediateOptional=*/false, /*drafter=*/true);
@@ -208,6 +230,9 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
         throw Error("'" + path + "': mask_token_id must be non-negative, found " + std::to_string(d.maskTokenId));
     // aux_hidden_state_layer_ids are HF hidden_states indices (vLLM capture ids): tap k + 1 is
     // z-lab's target layer k.
+    if (!top.has("aux_hidden_state_layer_ids"))
+        throw Error("'" + path + "': required field 'aux_hidden_state_layer_ids' (the tapped target layers, HF "
+                    "hidden_states indices) is missing");
     const auto aux = top.intList("aux_hidden_state_layer_ids");
     if (aux.empty()) throw Error("'" + path + "': aux_hidden_state_layer_ids is empty");
     for (auto a : aux) {
@@ -314,6 +339,7 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
     d.body.architecture = drafterArchitecture(top);
     const bool hasDflash = top.has("dflash_config");
     refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    refuseUnimplemented(top, kSpeculatorsOnlyKeys);
     const auto& arch = d.body.architecture;
     if (arch == "DFlash2DraftModel") {
         d.family = DrafterFamily::DFlash2;
@@ -323,9 +349,13 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
         throw Error("'" + path + "' is not a block drafter: it names no architecture and has no 'dflash_config' "
                     "(drafter architectures draftscope implements: " + kDrafterArchitectures + ")");
     } else {
-        throw Error("'" + path + "': architecture '" + arch + "' is not a drafter family draftscope implements (" +
-                    kDrafterArchitectures + "); refusing to run it as another family" +
-                    (hasDflash ? " (it has a dflash_config, but its architecture says it is something else)" : ""));
+        throw Error("'" + path + "': architecture '" + escapeNonPrintable(arch) + "' is not a drafter family draftscope "
+                    "implements (" + kDrafterArchitectures + "); refusing to run it as another family" +
+                    (hasDflash ? " (it has a dflash_config, but its architecture says it is something else)" : "") +
+                    (arch.find("Speculator") != std::string::npos
+                         ? "; a vllm-project/speculators drafter's config also names speculators_model_type (dflash, "
+                           "dflash2, dspark) and transformer_layer_config"
+                         : ""));
     }
     d.body.family = TargetFamily::Qwen3;
     parseTransformer(top, d.body, /*intermediateOptional=*/false, /*drafter=*/true);
@@ -337,6 +367,7 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
         dflash.emplace(j["dflash_config"], path, "dflash_config");
         refuseUnimplemented(*dflash, kUnimplementedEverywhere);
         refuseUnimplemented(*dflash, kUnimplementedDrafterKeys);
+        refuseUnimplemented(*dflash, kSpeculatorsOnlyKeys);
     }
     if (d.family == DrafterFamily::DFlash2) d.dflash2 = parseDFlash2(top, dflash ? &*dflash : nullptr, d.body);
     auto pick = [&](const char* key) -> const Fields* {

@@ -29,6 +29,15 @@ std::optional<at::ScalarType> invFreqRounding(const DrafterConfig& c, const Weig
 
 std::string idList(const std::vector<std::int64_t>& ids) { return shapeString(ids); }
 
+/// The tapped layers as the config writes them: z-lab `target_layer_ids [1, 2, 4]`, or the
+/// speculators format's `aux_hidden_state_layer_ids [2, 3, 5] (target layers [1, 2, 4])`.
+std::string tapsAsWritten(const DrafterConfig& c) {
+    if (c.format != DrafterFormat::Speculators) return "target_layer_ids " + idList(c.targetLayerIds);
+    std::vector<std::int64_t> aux;
+    for (auto id : c.targetLayerIds) aux.push_back(id + 1);
+    return "aux_hidden_state_layer_ids " + idList(aux) + " (target layers " + idList(c.targetLayerIds) + ")";
+}
+
 /// Whether an unexpected drafter tensor is a part of another drafter family (DFlash2's conv
 /// and selector, DSpark's Markov and confidence heads, a draft-vocabulary map).
 bool isFamilyPart(const std::string& n) {
@@ -37,8 +46,9 @@ bool isFamilyPart(const std::string& n) {
     return n == "d2t" || n == "t2d";
 }
 
-/// What the tensors isFamilyPart() found in a drafter checkpoint suggest it is.
-std::string familyHint(const std::vector<std::string>& names) {
+/// What the tensors isFamilyPart() found in a drafter checkpoint suggest it is, for a drafter
+/// configured as `config`.
+std::string familyHint(const std::vector<std::string>& names, const DrafterConfig& config) {
     auto any = [&](const char* part) {
         for (const auto& n : names)
             if (n.find(part) != std::string::npos) return true;
@@ -48,10 +58,14 @@ std::string familyHint(const std::vector<std::string>& names) {
         return "these are DFlash2 parts: a DFlash2 checkpoint names architectures [\"DFlash2DraftModel\"] with "
                "dflash_config conv_kernel_size, conv_group_size, selector_rank and selector_top_k (a DFlash2 "
                "config that does already holds these tensors twice or under other names)";
+    if ((any("markov_") || any("confidence_head")) && config.dspark)
+        return "this DSpark config leaves them out (markov_rank " + std::to_string(config.dspark->markovRank) +
+               ", enable_confidence_head " + (config.dspark->confidenceHead ? "true" : "false") +
+               ", confidence_head_with_markov " + (config.dspark->confidenceWithMarkov ? "true" : "false") +
+               "): set those keys to what the checkpoint holds";
     if (any("markov_") || any("confidence_head"))
         return "these are DSpark parts (Markov logit bias, confidence head): a DSpark checkpoint is in the speculators "
-               "format with speculators_model_type 'dspark' (a DSpark config that does already names them otherwise, "
-               "or its markov_rank / enable_confidence_head leave them out)";
+               "format, with speculators_model_type 'dspark'";
     // What is left of isFamilyPart: d2t / t2d.
     return "a drafter with a vocabulary map is in the vllm-project/speculators format, whose config.json names "
            "speculators_model_type (dflash or dflash2) and transformer_layer_config";
@@ -116,8 +130,9 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
                     " (the drafter shares the target's embedding and LM head, so they must match)");
     for (auto id : config_.targetLayerIds)
         if (id >= tc.numLayers)
-            throw Error(where + ": target_layer_ids " + idList(config_.targetLayerIds) + " contains " +
-                        std::to_string(id) + ", but the target has " + std::to_string(tc.numLayers) +
+            throw Error(where + ": " + tapsAsWritten(config_) + " contains " +
+                        std::to_string(config_.format == DrafterFormat::Speculators ? id + 1 : id) +
+                        ", but the target has " + std::to_string(tc.numLayers) +
                         " layers (valid ids 0.." + std::to_string(tc.numLayers - 1) + ")" +
                         (config_.numTargetLayers ? "; the drafter was made for a " +
                              std::to_string(config_.numTargetLayers) + "-layer target" : std::string()));
@@ -168,7 +183,7 @@ DFlashDrafter::DFlashDrafter(const DrafterConfig& config, const WeightLoader& we
         throw Error(where + ": the checkpoint has tensor(s) a " + drafterFamilyName(config_.family) +
                     " drafter (architecture '" + (dc.architecture.empty() ? std::string("none") : dc.architecture) +
                     "') does not use: " + names + ". Running without them would compute something else; " +
-                    familyHint(foreign));
+                    familyHint(foreign, config_));
     }
     for (const char* own : {"embed_tokens.weight", "lm_head.weight"})
         if (!speculators && weights.has(own))
