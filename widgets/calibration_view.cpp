@@ -1,14 +1,11 @@
 #include "calibration_view.h"
 
 #include "drafter_comparison.h"
-#include "figure_export.h"
-#include "plot_legend.h"
 
 #include <qcustomplot.h>
 
 #include <QLabel>
 #include <QStandardItemModel>
-#include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
@@ -18,10 +15,11 @@ namespace draftscope {
 QString describeCalibration(const ConfidenceCalibration& c) {
     if (!c.available) return {};
     // The head is trained for sampling at T = 1 (1 - TV): say when the run measures something else.
-    const QString regime = c.temperature == 0.0 ? CalibrationView::tr(" (greedy run: accepted = argmax match)")
-                           : c.temperature != 1.0
-                               ? CalibrationView::tr(" (sampled at T = %1; the head is trained for T = 1)").arg(c.temperature)
-                               : QString();
+    const QString regime =
+        c.temperature == 0.0 ? CalibrationView::tr(" (greedy run: accepted = argmax match)")
+        : c.temperature != 1.0
+            ? CalibrationView::tr(" (sampled at T = %1; the head is trained for T = 1)").arg(c.temperature)
+            : QString();
     return CalibrationView::tr("%1 tested slots: mean confidence %2, accepted %3; Brier %4, ECE %5%6")
         .arg(c.tested)
         .arg(c.meanConfidence, 0, 'f', 2)
@@ -32,27 +30,14 @@ QString describeCalibration(const ConfidenceCalibration& c) {
 }
 
 CalibrationView::CalibrationView(QWidget* parent)
-    : QWidget(parent), summary_(new QLabel(this)), plot_(new QCustomPlot(this)), table_(new QStandardItemModel(this)) {
-    setObjectName("CalibrationView");
-    plot_->setObjectName(exportName());
-    summary_->setWordWrap(true);
-    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    plot_->setToolTip(tr("DSpark confidence head: each point is one bin of predicted acceptance probability; x is "
+    : SummaryPlotView(parent, QStringLiteral("calibration"), tr("Confidence head calibration"),
+                      tr("predicted acceptance (confidence head)"), tr("accepted (share of tested slots)"),
+                      tr("DSpark confidence head: each point is one bin of predicted acceptance probability; x is "
                          "the bin's mean prediction, y the share of its slots the target accepted, the area the "
                          "number of slots. A slot counts when the target tested it (every drafted token before it "
                          "was accepted), the case the head is trained for. On the diagonal the head is calibrated; "
-                         "below it, over-confident."));
-    plot_->xAxis->setLabel(tr("predicted acceptance (confidence head)"));
-    plot_->yAxis->setLabel(tr("accepted (share of tested slots)"));
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Confidence head calibration")));
-    plot_->legend->setFont(QFont(font().family(), 8));
-    placeLegendBelow(plot_);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(summary_);
-    layout->addWidget(plot_, 1);
-    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, table_);
+                         "below it, over-confident.")) {
+    setObjectName("CalibrationView");
     clear();
 }
 
@@ -67,19 +52,18 @@ bool CalibrationView::hasData() const {
     return std::any_of(series_.begin(), series_.end(), [](const auto& s) { return s.calibration.available; });
 }
 
-QString CalibrationView::summaryText() const { return summary_->text(); }
-
 void CalibrationView::redraw() {
     plot_->clearPlottables();
     table_->clear();
-    table_->setHorizontalHeaderLabels({tr("drafter"), tr("bin from"), tr("bin to"), tr("tested slots"),
-                                       tr("mean confidence"), tr("accepted share")});
+    table_->setHorizontalHeaderLabels(
+        {tr("drafter"), tr("bin from"), tr("bin to"), tr("tested slots"), tr("mean confidence"), tr("accepted share")});
     QStringList lines;
     for (const auto& s : series_)
         lines << (s.calibration.available ? tr("%1: %2").arg(s.name, describeCalibration(s.calibration))
                                           : tr("%1: no confidence head").arg(s.name));
-    summary_->setText(hasData() ? lines.join('\n')
-                                : tr("Run a DSpark drafter with a confidence head to see how well it predicts acceptance."));
+    summary_->setText(hasData()
+                          ? lines.join('\n')
+                          : tr("Run a DSpark drafter with a confidence head to see how well it predicts acceptance."));
     auto* diagonal = new QCPGraph(plot_->xAxis, plot_->yAxis);
     diagonal->setName(tr("calibrated"));
     diagonal->setPen(QPen(Qt::gray, 1, Qt::DashLine));
@@ -126,16 +110,8 @@ void CalibrationView::redraw() {
     plot_->replot();
 }
 
-bool CalibrationView::exportFigure(const QString& path, QString* error, int width, int height) {
-    const QString title = figureTitle().isEmpty() ? summary_->text() : figureTitle() + '\n' + summary_->text();
-    return exportPlot(plot_, path, error, width, height, title);
-}
-
 QStringList CalibrationView::exportAll(const QString& dir, QString* error) {
-    FigureSet set(dir, error);
-    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e, 600, 560); }) &&
-        set.table(exportName(), table_);
-    return set.written();
+    return exportFigureAndTable(dir, error, 600, 560);
 }
 
 }  // namespace draftscope

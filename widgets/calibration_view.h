@@ -6,15 +6,9 @@
 // when no run carries confidence.
 
 #include "draftscope/confidence_calibration.h"
-#include "exportable_view.h"
-
-#include <QWidget>
+#include "summary_plot.h"
 
 #include <vector>
-
-class QCustomPlot;
-class QLabel;
-class QStandardItemModel;
 
 namespace draftscope {
 
@@ -29,7 +23,7 @@ struct CalibrationSeries {
 /// not available.
 QString describeCalibration(const ConfidenceCalibration& c);
 
-class CalibrationView : public QWidget, public ExportableView {
+class CalibrationView : public SummaryPlotView {
     Q_OBJECT
 public:
     explicit CalibrationView(QWidget* parent = nullptr);
@@ -37,19 +31,11 @@ public:
     void clear();
     /// Whether any series carries confidence (the view has something to show).
     bool hasData() const;
-    QCustomPlot* plot() const { return plot_; }
-    QStandardItemModel* table() const { return table_; }
-    QString summaryText() const;
-
-    QString exportName() const override { return QStringLiteral("calibration"); }
+    /// calibration.{png,svg,pdf,csv,json}
     QStringList exportAll(const QString& dir, QString* error) override;
-    bool exportFigure(const QString& path, QString* error, int width = 0, int height = 0);
 
 private:
     void redraw();
-    QLabel* summary_;
-    QCustomPlot* plot_;
-    QStandardItemModel* table_;
     std::vector<CalibrationSeries> series_;
 };
 

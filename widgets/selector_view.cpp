@@ -2,14 +2,11 @@
 
 #include "calibration_view.h"
 #include "drafter_comparison.h"
-#include "figure_export.h"
-#include "plot_legend.h"
 
 #include <qcustomplot.h>
 
 #include <QLabel>
 #include <QStandardItemModel>
-#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -31,33 +28,17 @@ QString describeSelectorStats(const SelectorStats& s) {
 }
 
 SelectorView::SelectorView(QWidget* parent)
-    : QWidget(parent),
-      summary_(new QLabel(this)),
-      plot_(new QCustomPlot(this)),
-      table_(new QStandardItemModel(this)),
-      calibration_(new CalibrationView(this)) {
-    setObjectName("SelectorView");
-    plot_->setObjectName(exportName());
-    summary_->setWordWrap(true);
-    summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    plot_->setToolTip(tr("DFlash2's candidate selector or DSpark's Markov bias: per block position, the share of "
+    : SummaryPlotView(parent, QStringLiteral("selector"), tr("Drafted token vs the drafter's argmax"),
+                      tr("block position"), tr("steps drafting another token than the argmax (%)"),
+                      tr("DFlash2's candidate selector or DSpark's Markov bias: per block position, the share of "
                          "verify steps whose drafted token is not the argmax of the drafter's logits (the token a "
                          "DFlash drafter would have drafted). A step gained when the drafted token was accepted "
                          "where the argmax token would have been rejected (exact: the drafts agree before it); it "
                          "lost when the drafted token was the first rejection and the argmax token was the "
-                         "target's there (at least one token)."));
-    plot_->xAxis->setLabel(tr("block position"));
-    plot_->yAxis->setLabel(tr("steps drafting another token than the argmax (%)"));
-    plot_->plotLayout()->insertRow(0);
-    plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, tr("Drafted token vs the drafter's argmax")));
-    plot_->legend->setFont(QFont(font().family(), 8));
-    placeLegendBelow(plot_);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(summary_);
-    layout->addWidget(plot_, 1);
-    layout->addWidget(calibration_, 1);
-    installExportMenu(plot_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, table_);
+                         "target's there (at least one token).")),
+      calibration_(new CalibrationView(this)) {
+    setObjectName("SelectorView");
+    layout_->addWidget(calibration_, 1);
     clear();
 }
 
@@ -68,13 +49,11 @@ void SelectorView::setSeries(const std::vector<SelectorSeries>& series) {
     redraw();
 }
 
-QString SelectorView::summaryText() const { return summary_->text(); }
-
 void SelectorView::redraw() {
     plot_->clearPlottables();
     table_->clear();
-    table_->setHorizontalHeaderLabels({tr("drafter"), tr("block position"), tr("steps drafted"), tr("steps changed"),
-                                       tr("changed %")});
+    table_->setHorizontalHeaderLabels(
+        {tr("drafter"), tr("block position"), tr("steps drafted"), tr("steps changed"), tr("changed %")});
     QStringList lines;
     std::vector<const SelectorSeries*> shown;
     for (const auto& s : series_) {
@@ -130,18 +109,9 @@ void SelectorView::redraw() {
     plot_->replot();
 }
 
-bool SelectorView::exportFigure(const QString& path, QString* error, int width, int height) {
-    // The summary lines travel with the figure: they are its title.
-    const QString title = figureTitle().isEmpty() ? summary_->text() : figureTitle() + '\n' + summary_->text();
-    return exportPlot(plot_, path, error, width, height, title);
-}
-
 QStringList SelectorView::exportAll(const QString& dir, QString* error) {
-    FigureSet set(dir, error);
-    set.figure(exportName(), [this](const QString& path, QString* e) { return exportFigure(path, e, 900, 420); }) &&
-        set.table(exportName(), table_);
-    auto written = set.written();
-    if (set.ok() && calibration_->hasData()) {
+    auto written = exportFigureAndTable(dir, error, 900, 420);
+    if ((!error || error->isEmpty()) && calibration_->hasData()) {
         calibration_->setFigureTitle(figureTitle());
         written += calibration_->exportAll(dir, error);
     }

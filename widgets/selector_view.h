@@ -8,15 +8,9 @@
 
 #include "draftscope/confidence_calibration.h"
 #include "draftscope/selector_stats.h"
-#include "exportable_view.h"
-
-#include <QWidget>
+#include "summary_plot.h"
 
 #include <vector>
-
-class QCustomPlot;
-class QLabel;
-class QStandardItemModel;
 
 namespace draftscope {
 
@@ -41,27 +35,19 @@ class CalibrationView;
 /// 40 steps (sampled: no counterfactual)"; "" when stats are not available.
 QString describeSelectorStats(const SelectorStats& stats);
 
-class SelectorView : public QWidget, public ExportableView {
+class SelectorView : public SummaryPlotView {
     Q_OBJECT
 public:
     explicit SelectorView(QWidget* parent = nullptr);
     /// Shows the series that have selector data (others are named in the note).
     void setSeries(const std::vector<SelectorSeries>& series);
     void clear();
-    QCustomPlot* plot() const { return plot_; }
-    QStandardItemModel* table() const { return table_; }
     CalibrationView* calibration() const { return calibration_; }
-    QString summaryText() const;
-
-    QString exportName() const override { return QStringLiteral("selector"); }
+    /// selector.{png,svg,pdf,csv,json}, and calibration.* when a series has confidence.
     QStringList exportAll(const QString& dir, QString* error) override;
-    bool exportFigure(const QString& path, QString* error, int width = 0, int height = 0);
 
 private:
     void redraw();
-    QLabel* summary_;
-    QCustomPlot* plot_;
-    QStandardItemModel* table_;
     CalibrationView* calibration_;
     std::vector<SelectorSeries> series_;
 };
