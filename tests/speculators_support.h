@@ -27,11 +27,15 @@ inline std::vector<std::shared_ptr<const SafetensorsFile>> checkpointFiles(const
 /// Writes `zlab` (a z-lab DFlash or DFlash2 drafter of the demo target) to `out` in the
 /// speculators layout. `draftIds` (ascending target ids) makes a reduced draft vocabulary with
 /// d2t and t2d; empty: the full vocabulary, no maps. `edit` may change the config at the end;
-/// the tensors of `extraFiles` (safetensors) are written too (a DSpark drafter's heads).
+/// the tensors of `extraFiles` (safetensors) are written too (a DSpark drafter's heads). The own
+/// embed_tokens / lm_head are copies of `targetDir`'s; `keepTensor`, if given, filters the z-lab
+/// drafter's tensors (a DFlash body out of a DFlash2 checkpoint).
 inline void writeSpeculators(const std::string& zlab, const std::string& out,
                              const std::vector<std::int64_t>& draftIds = {},
                              const std::function<void(nlohmann::json&)>& edit = {},
-                             const std::vector<std::string>& extraFiles = {}) {
+                             const std::vector<std::string>& extraFiles = {},
+                             const std::string& targetDir = demoTarget(),
+                             const std::function<bool(const std::string&)>& keepTensor = {}) {
     std::filesystem::create_directories(out);
     const auto z = readJson(zlab + "/config.json");
     const auto& dc = z["dflash_config"];
@@ -41,6 +45,8 @@ inline void writeSpeculators(const std::string& zlab, const std::string& out,
                           "num_key_value_heads", "head_dim", "rms_norm_eps", "rope_parameters", "vocab_size",
                           "max_position_embeddings", "layer_types"})
         body[k] = z[k];
+    for (const char* k : {"use_sliding_window", "sliding_window"})  // a sliding layer's window, where there is one
+        if (z.contains(k) && !z[k].is_null()) body[k] = z[k];
     body["model_type"] = "qwen3";
     std::vector<std::int64_t> aux;
     for (auto t : dc["target_layer_ids"].get<std::vector<std::int64_t>>()) aux.push_back(t + 1);
@@ -65,12 +71,13 @@ inline void writeSpeculators(const std::string& zlab, const std::string& out,
 
     SafetensorsWriter w;
     for (const auto& f : checkpointFiles(zlab))
-        for (const auto& t : f->tensors()) w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
+        for (const auto& t : f->tensors())
+            if (!keepTensor || keepTensor(t.name)) w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
     for (const auto& path : extraFiles) {
         const auto f = SafetensorsFile::open(path);
         for (const auto& t : f->tensors()) w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
     }
-    const auto target = SafetensorsFile::open(demoTarget() + "/model.safetensors");
+    const auto target = SafetensorsFile::open(targetDir + "/model.safetensors");
     const auto& embed = target->at("model.embed_tokens.weight");
     w.add("embed_tokens.weight", embed.dtype, embed.shape, target->data(embed), embed.byteSize());
     const auto& head = target->at("lm_head.weight");

@@ -94,6 +94,8 @@ private slots:
     /// Cases "<layout>.p<i>": layout "anchor" (sample_from_anchor: all 16 rows draft) or
     /// "shifted" (rows 1..15 draft, as DFlash); `withLogits`: only the cases whose logits the
     /// fixture keeps (tests/data/FIXTURES.md "DSpark").
+    /// Also "hybrid-<layout>.h0": the DFlash body of models/dflash2-hybrid (its DFlash2 parts
+    /// left out) with heads-hybrid over qwen3_5-tiny-causallm, block 8.
     static void addCases(bool withLogits) {
         QTest::addColumn<QString>("key");
         for (const char* layout : {"anchor", "shifted"})
@@ -102,15 +104,44 @@ private slots:
                 if (!withLogits || key == "anchor.p0" || key == "anchor.p3" || key == "shifted.p2")
                     QTest::newRow(qPrintable(key)) << key;
             }
+        QTest::newRow("hybrid-anchor") << QString("hybrid-anchor.h0");
+        QTest::newRow("hybrid-shifted") << QString("hybrid-shifted.h0");
     }
-    /// The drafter of a case's layout, loaded beside the demo target.
+    static bool anchorLayout(const QString& key) { return key.startsWith("anchor") || key.startsWith("hybrid-anchor"); }
+    static std::string hybridTarget() { return dataPath("models/qwen3_5-tiny-causallm"); }
+    /// The drafter of a case's layout, loaded beside its target.
     void load(Engine& engine, const QString& key) {
-        engine.loadTarget(demoTarget());
-        const bool anchor = key.startsWith("anchor");
-        engine.loadDrafter(anchor ? dspark("dspark")
-                                  : dspark("dspark-shifted", [](nlohmann::json& c) { c["sample_from_anchor"] = false; }));
+        const bool anchor = anchorLayout(key);
+        auto layout = [anchor](nlohmann::json& c) { c["sample_from_anchor"] = anchor; };
+        if (!key.startsWith("hybrid")) {
+            engine.loadTarget(demoTarget());
+            engine.loadDrafter(anchor ? dspark("dspark") : dspark("dspark-shifted", layout));
+            return;
+        }
+        engine.loadTarget(hybridTarget());
+        const auto d = dir(key.toStdString());
+        if (!std::filesystem::exists(d + "/config.json"))
+            writeSpeculators(dataPath("models/dflash2-hybrid"), d, {}, dsparkConfig([&](nlohmann::json& c) {
+                                 layout(c);
+                                 for (const char* k : {"conv_kernel_size", "conv_group_size", "selector_rank",
+                                                       "selector_top_k", "output_multiplier", "final_logit_softcapping"})
+                                     c.erase(k);
+                             }),
+                             {dataPath("dspark/heads-hybrid.safetensors")}, hybridTarget(), [](const std::string& n) {
+                                 return n.rfind("candidate_selector.", 0) != 0 && n.find("_conv.") == std::string::npos;
+                             });
+        engine.loadDrafter(d);
     }
-    static PromptSpec promptOf(const QString& key) { return goldenPrompt(key.back().digitValue()); }
+    static PromptSpec promptOf(const QString& key) {
+        if (key.startsWith("hybrid"))
+            return idsPrompt(dsparkGoldens()["hybrid_prompt_ids"].get<std::vector<std::int64_t>>());
+        return goldenPrompt(key.back().digitValue());
+    }
+    /// Drafted tokens per full block and tokens per verify pass of a case.
+    static std::size_t draftsOf(const QString& key) {
+        const std::size_t B = key.startsWith("hybrid") ? 8 : 16;
+        return anchorLayout(key) ? B : B - 1;
+    }
 
     void drafterCall_data() { addCases(false); }
     void drafterCall() {
@@ -120,13 +151,13 @@ private slots:
         const auto r = engine.draftBlock(promptOf(key), LoopRevision::Current, 0);
         const auto k = key.toStdString();
         const auto& t = dsparkTensors();
-        const std::size_t D = key.startsWith("anchor") ? 16 : 15;  // every row drafts, or rows 1..15
+        const std::size_t D = draftsOf(key);  // every row drafts, or rows 1..B-1
         QCOMPARE(r.markovPath.size(), D);
         expectFloats(r.draftHidden, t.readFloat32(k + ".draft_hidden"), "draft hidden");
         QCOMPARE(r.markovPath, t.readInt64(k + ".walk_path"));
         expectFloats(r.confidence, t.readFloat32(k + ".confidence"), "confidence");
         if (t.find(k + ".base_logits")) {
-            QCOMPARE(r.draftLogits.size(), D * 2048);
+            QCOMPARE(r.draftLogits.size(), D * 2048);  // both targets have 2048 tokens
             expectFloats(r.draftLogits, t.readFloat32(k + ".base_logits"), "base logits");
             expectFloats(r.markovLogits, t.readFloat32(k + ".walk_logits"), "logits with the Markov bias");
         }
@@ -138,15 +169,15 @@ private slots:
         Engine engine;
         load(engine, key);
         RunSettings s;
-        s.maxNewTokens = 96;
+        s.maxNewTokens = key.startsWith("hybrid") ? 48 : 96;
         s.ignoreEos = true;
         const auto r = engine.run(promptOf(key), s);
         const auto& want = dsparkGoldens()["generate"][key.toStdString()];
         QCOMPARE(r.outputIds, want["output_ids"].get<std::vector<std::int64_t>>());
         QCOMPARE(r.outputIds, engine.greedy(promptOf(key), s.maxNewTokens, true));  // lossless
         QCOMPARE(r.acceptanceLengths, want["acceptance_lengths"].get<std::vector<int>>());
-        // Tokens per verify pass: the anchor + 16 drafts, or the block of 16.
-        QCOMPARE(r.blockSize, std::int64_t{key.startsWith("anchor") ? 17 : 16});
+        // Tokens per verify pass: the anchor + its drafts (B + 1, or the block of B).
+        QCOMPARE(r.blockSize, static_cast<std::int64_t>(draftsOf(key) + 1));
         const auto& steps = want["steps"];
         QCOMPARE(r.steps.size(), steps.size());
         for (std::size_t i = 0; i < r.steps.size(); ++i) {
@@ -344,6 +375,7 @@ private slots:
         refused("softcap", [](nlohmann::json& c) { c["final_logit_softcapping"] = 30.0; }, "final_logit_softcapping");
         refused("body-softcap", [](nlohmann::json& c) { c["transformer_layer_config"]["final_logit_softcapping"] = 0.5; },
                 "transformer_layer_config.final_logit_softcapping = 0.5");
+        refused("dflash2-key", [](nlohmann::json& c) { c["selector_rank"] = 16; }, "'selector_rank' = 16 asks for DFlash2's");
         refused("arch-eagle", [](nlohmann::json& c) { c["architectures"] = {"Eagle3Speculator"}; },
                 "architectures names 'Eagle3Speculator', which is no DFlash, DFlash2 or DSpark model");
         refused("arch-dflash", [](nlohmann::json& c) { c["architectures"] = {"DFlashSpeculator"}; },

@@ -18,6 +18,11 @@ speculators_model_type 'dspark', sample_from_anchor true (DSpark's default), the
 embed_tokens and lm_head copied in, and seeded heads written here: markov_w1 [V, 16],
 markov_w2 [V, 16] and a confidence head over [z; W1[prev]] (dspark_heads.safetensors).
 
+A second drafter over the hybrid target qwen3_5-tiny-causallm: the DFlash body of
+tests/data/models/dflash2-hybrid (its DFlash2 parts left out) with heads-hybrid.safetensors
+(rank 16, H 128), cases "hybrid-anchor.h0" and "hybrid-shifted.h0" (the hybrid prompt of
+dflash2_goldens.json, 48 new tokens).
+
 Goldens. There is no runnable DSpark inference loop to call (vLLM's `dspark_sampling.py` needs
 vLLM); the walk and the loop below follow vLLM's sample_dspark_markov_block and speculators'
 slot layout (slot j of the block predicts position p + j + 1, its Markov predecessor is the
@@ -48,6 +53,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO_TARGET = os.path.join(ROOT, "resources/demo/target")
 DEMO_DRAFTER = os.path.join(ROOT, "resources/demo/drafter")
 GOLDENS = os.path.join(ROOT, "tests/data/goldens.json")
+HYBRID_TARGET = os.path.join(ROOT, "tests/data/models/qwen3_5-tiny-causallm")
+HYBRID_BODY = os.path.join(ROOT, "tests/data/models/dflash2-hybrid")
+DFLASH2_GOLDENS = os.path.join(ROOT, "tests/data/dflash2_goldens.json")
+DFLASH2_PARTS = ("candidate_selector.", ".attention_conv.", ".mlp_conv.")
 RANK = 16
 
 
@@ -58,16 +67,16 @@ def load_module(name, path):
     return mod
 
 
-def make_heads(defs, V, H, out):
+def make_heads(defs, V, H, out, name="heads.safetensors", seed=2040):
     """Seeded heads, stored in bf16 and read back, so the goldens use exactly the stored values."""
-    gen = torch.Generator().manual_seed(2040)
+    gen = torch.Generator().manual_seed(seed)
     tensors = {
         "markov_head.markov_w1.weight": 0.3 * torch.randn(V, RANK, generator=gen),
         "markov_head.markov_w2.weight": 0.3 * torch.randn(V, RANK, generator=gen),
         "confidence_head.proj.weight": 0.08 * torch.randn(1, H + RANK, generator=gen),
         "confidence_head.proj.bias": torch.tensor([0.4]),
     }
-    path = os.path.join(out, "dspark_heads.safetensors")
+    path = os.path.join(out, name)
     save_file({k: v.to(torch.bfloat16).contiguous() for k, v in tensors.items()}, path, metadata={"format": "pt"})
     stored = {k: v.float() for k, v in load_file(path).items()}
     markov = defs.MarkovHead(verifier_vocab_size=V, draft_vocab_size=V, markov_rank=RANK, hidden_size=H)
@@ -198,6 +207,47 @@ def main():
             changed = sum(a != b for st in g["steps"] for a, b in zip(st["drafted"], st["argmax"]))
             print(f"{key}: tau {sum(al) / len(al):.3f} over {len(al)} steps; the bias changed {changed} drafted tokens")
             goldens["generate"][key] = g
+    # The hybrid target: the DFlash body of tests/data/models/dflash2-hybrid (its DFlash2 parts
+    # left out: a plain DFlash drafter, 2 layers, H 128, block 8, layer 0 sliding 12 causal)
+    # with its own heads, over qwen3_5-tiny-causallm; the loop recomputes the target from
+    # scratch every step, so no cache crop is involved on the reference's side.
+    body = os.path.join(a.out, "hybrid-body")
+    os.makedirs(body, exist_ok=True)
+    cfg = json.load(open(os.path.join(HYBRID_BODY, "config.json")))
+    cfg["architectures"] = ["DFlashDraftModel"]
+    for k in ("conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k"):
+        cfg["dflash_config"].pop(k, None)
+    json.dump(cfg, open(os.path.join(body, "config.json"), "w"))
+    weights = {k: v for k, v in load_file(os.path.join(HYBRID_BODY, "model.safetensors")).items()
+               if not any(p in k or k.startswith(p) for p in DFLASH2_PARTS)}
+    save_file(weights, os.path.join(body, "model.safetensors"), metadata={"format": "pt"})
+    htarget = transformers.AutoModelForCausalLM.from_pretrained(HYBRID_TARGET, dtype=torch.float32).eval()
+    hmodel = ref.DFlashDraftModel.from_pretrained(body, dtype=torch.float32).eval()
+    hV, hH = htarget.config.get_text_config().vocab_size, htarget.config.get_text_config().hidden_size
+    hmarkov, hconf = make_heads(defs, hV, hH, a.out, "heads-hybrid.safetensors", 2041)
+    hhead = ref._output_head(htarget)
+    hprompt = json.load(open(DFLASH2_GOLDENS))["hybrid_prompt_ids"]
+    goldens["hybrid_prompt_ids"] = hprompt
+    hB = hmodel.block_size
+    for layout, anchor_drafts in (("anchor", True), ("shifted", False)):
+        first = 0 if anchor_drafts else 1
+        key = f"hybrid-{layout}.h0"
+        with torch.inference_mode():
+            anchor = int(htarget(torch.tensor([hprompt])).logits[0, -1].argmax())
+            hidden = drafter_call(ref, hmodel, htarget, list(hprompt) + [anchor], len(hprompt), hB)
+            base = hmodel.compute_logits(hidden[first:], hhead)
+            path, rows, confs = walk(hmarkov, hconf, hidden[first:], base, anchor)
+        tensors[f"{key}.draft_hidden"] = hidden.float()
+        tensors[f"{key}.base_logits"] = base.float()
+        tensors[f"{key}.walk_logits"] = rows.float()
+        tensors[f"{key}.walk_path"] = torch.tensor(path)
+        tensors[f"{key}.confidence"] = confs.float()
+        g = generate(ref, hmodel, hmarkov, hconf, htarget, hprompt, 48, anchor_drafts)
+        if g["output_ids"] != greedy(htarget, hprompt, 48)[:len(g["output_ids"])]:
+            print(f"WARNING {key}: the DSpark output differs from the target's plain greedy decoding")
+        al = g["acceptance_lengths"]
+        print(f"{key}: tau {sum(al) / len(al):.3f} over {len(al)} steps; acceptance {al}")
+        goldens["generate"][key] = g
     save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(a.out, "dspark_tensors.safetensors"))
     json.dump(goldens, open(os.path.join(a.out, "dspark_goldens.json"), "w"))
     print("done")

@@ -74,6 +74,13 @@ inline constexpr config::UnimplementedKey kSpeculatorsOnlyKeys[] = {
     {"sample_from_anchor", "the anchor's row drafting too, a speculators-format key (a speculators drafter's config "
                            "names speculators_model_type and transformer_layer_config)"},
 };
+/// DFlash2's keys, refused in a speculators config of another type (they would be ignored).
+inline constexpr config::UnimplementedKey kDFlash2OnlyKeys[] = {
+    {"conv_kernel_size", "DFlash2's dynamic causal convolution, in a config whose speculators_model_type is not dflash2"},
+    {"conv_group_size", "DFlash2's dynamic causal convolution, in a config whose speculators_model_type is not dflash2"},
+    {"selector_rank", "DFlash2's candidate selector, in a config whose speculators_model_type is not dflash2"},
+    {"selector_top_k", "DFlash2's candidate selector, in a config whose speculators_model_type is not dflash2"},
+};
 /// Keys a speculators `dspark` config may not set: what its Markov walk would do differently.
 inline constexpr config::UnimplementedKey kUnimplementedDSparkKeys[] = {
     {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
@@ -195,6 +202,7 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
     }
     if (d.family == DrafterFamily::DSpark) refuseUnimplemented(top, kUnimplementedDSparkKeys);
     else refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    if (d.family != DrafterFamily::DFlash2) refuseUnimplemented(top, kDFlash2OnlyKeys);
     if (!top.has("transformer_layer_config"))
         throw Error("'" + path + "': a speculators-format drafter (speculators_model_type '" + type +
                     "') needs 'transformer_layer_config' (its decoder layers), which is missing");
