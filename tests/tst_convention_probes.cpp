@@ -249,6 +249,12 @@ private slots:
         QCOMPARE(taps.size(), std::size_t(2));
         QVERIFY(taps[0].fix.find("target_layer_ids should be [0, 1, 3]") != std::string::npos);
         QVERIFY(taps[1].fix.find("target_layer_ids should be [2, 3, 5]") != std::string::npos);
+        // A speculators-format drafter's fix names its own key, whose ids are hidden_states indices.
+        auto spec = s;
+        spec.speculatorsFormat = true;
+        const auto specTaps = conventionAlternatives("tap-offset", spec, std::nullopt, 6, 100);
+        QVERIFY2(specTaps[0].fix.find("aux_hidden_state_layer_ids should be [1, 2, 4]") != std::string::npos,
+                 specTaps[0].fix.c_str());
         // ... on a 5-layer target hidden_states[6] does not exist: only d = -1.
         QCOMPARE(conventionAlternatives("tap-offset", s, std::nullopt, 5, 100).size(), std::size_t(1));
         QCOMPARE(conventionAlternatives("position-offset", s, std::nullopt, 6, 100).size(), std::size_t(2));

@@ -60,6 +60,9 @@ struct ModelSummary {
     std::int64_t blockSize = 0;
     /// DrafterConfig::sampleFromAnchor: block_size tokens drafted per block, block_size + 1 verified.
     bool draftsFromAnchor = false;
+    /// The checkpoint is in the speculators format: its config names the taps
+    /// `aux_hidden_state_layer_ids` (= targetLayerIds + 1). Not stored in results files.
+    bool speculatorsFormat = false;
     std::int64_t maskTokenId = -1;
     std::vector<std::int64_t> targetLayerIds;
     bool targetLayerIdsDerived = false;

@@ -151,8 +151,13 @@ std::vector<ConventionAlternative> tapOffset(const ModelSummary& d, std::int64_t
             expressible = expressible && id + dOff >= 0;
         }
         const std::string taps = dOff < 0 ? "hidden_states[id]" : "hidden_states[id+2]";
+        // The fix as the checkpoint's config writes its taps (speculators: HF hidden_states indices).
+        std::vector<std::int64_t> aux;
+        for (auto id : ids) aux.push_back(id + 1);
+        const auto fix = d.speculatorsFormat ? "aux_hidden_state_layer_ids should be " + idListText(aux)
+                                             : "target_layer_ids should be " + idListText(ids);
         out.push_back({"tap-offset", c, "features " + taps + " (one layer " + (dOff < 0 ? "shallower" : "deeper") + ")",
-                       expressible ? "target_layer_ids should be " + idListText(ids)
+                       expressible ? fix
                                    : "target_layer_ids cannot name hidden_states[0] (the embeddings): fix the "
                                      "training code's taps (layer id k is hidden_states[k+1], DFLASH.md section 2)"});
     }

@@ -176,6 +176,7 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         s.familyDetail = describeFamily(config);
         s.blockSize = config.blockSize;
         s.draftsFromAnchor = config.sampleFromAnchor;
+        s.speculatorsFormat = config.format == DrafterFormat::Speculators;
         s.maskTokenId = config.maskTokenId;
         s.targetLayerIds = config.targetLayerIds;
         s.targetLayerIdsDerived = config.targetLayerIdsDerived;
