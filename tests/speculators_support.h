@@ -65,7 +65,7 @@ inline void writeSpeculators(const std::string& zlab, const std::string& out,
     if (v2)
         for (const char* k : {"conv_kernel_size", "conv_group_size", "selector_rank", "selector_top_k",
                               "output_multiplier", "final_logit_softcapping"})
-            c[k] = dc[k];
+            if (dc.contains(k)) c[k] = dc[k];  // (a const json's operator[] on a missing key is undefined)
     if (edit) edit(c);
     writeJson(out + "/config.json", c);
 
