@@ -26,7 +26,15 @@ enum class TargetFamily {
     /// `(1 + w)` RMSNorms. Qwen3-Next differs only in its fused DeltaNet projections
     /// (LinearAttentionConfig::fusedProjections) and its rope_theta default.
     Qwen3_5,
+    /// gpt-oss (HF `modeling_gpt_oss.py`): q/k/v/o with bias, per-head attention sinks,
+    /// `sliding_attention` / `full_attention` layers, YaRN, a biased top-k router softmaxed
+    /// over the chosen k, clamped `(up + 1) * gate * sigmoid(1.702 gate)` experts with biases
+    /// (bf16 or MXFP4-packed), RMSNorm weights applied in float32 before the cast.
+    GptOss,
 };
+
+/// "Qwen3", "Qwen2", "Llama", "Qwen3_5" or "GptOss".
+const char* targetFamilyName(TargetFamily family);
 
 /// Gated DeltaNet hyper-parameters of a hybrid target (HF `Qwen3_5TextConfig.linear_*`;
 /// defaults are HF's). Unused for dense targets.
@@ -119,8 +127,15 @@ struct TransformerConfig {
     bool attentionBias = false;
     std::string hiddenAct = "silu";
     /// Per layer: "full_attention", "linear_attention" (Gated DeltaNet, Qwen3_5 targets only)
-    /// or "sliding_attention" (drafters only; see DrafterConfig::layers).
+    /// or "sliding_attention" (drafters, see DrafterConfig::layers; GptOss targets, whose
+    /// sliding layers see slidingWindow keys).
     std::vector<std::string> layerTypes;
+    /// `sliding_window` of a target's sliding_attention layers: the keys a query sees,
+    /// itself included (HF masking_utils: key position > query position - window). 0: none.
+    std::int64_t slidingWindow = 0;
+    /// `quantization_config.quant_method` of a target ("mxfp4" for gpt-oss's packed experts);
+    /// empty for unquantised checkpoints. Other methods are refused at load.
+    std::string quantization;
     LinearAttentionConfig linearAttention;  ///< Qwen3_5 only
     MoeConfig moe;                          ///< MoE targets only (numExperts 0 otherwise)
     std::vector<std::int64_t> eosTokenIds;

@@ -122,6 +122,10 @@ private:
 /// rope_scaling in 4.x; HF defaults). Throws Error for unsupported types or bad values.
 RopeConfig parseRope(const Fields& f, std::int64_t maxPositions);
 
+/// True if `f` sets rotary key `key` (top level, or non-null in rope_parameters / rope_scaling):
+/// where it does not, a family's own default applies (Qwen3.5's rope_theta 1e7, gpt-oss's 150000).
+bool ropeKeyGiven(const Fields& f, const char* key);
+
 /// A config key that changes the math and that draftscope does not implement, with why.
 struct UnimplementedKey {
     const char* key;
@@ -164,7 +168,8 @@ void refuseUnimplemented(const Fields& f, const UnimplementedKey (&table)[N]) {
 /// `intermediateOptional` (MoE targets, whose dense intermediate_size may be absent when
 /// every layer is sparse), a missing intermediate_size leaves 0.
 /// `drafter`: sliding_attention layers are allowed (their window is resolved by
-/// loadDrafterConfig); targets accept full_attention and, for Qwen3_5, linear_attention.
+/// loadDrafterConfig); targets accept full_attention and, for Qwen3_5, linear_attention, for
+/// GptOss sliding_attention (default: HF's alternation, sliding first).
 void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOptional = false,
                       bool drafter = false);
 

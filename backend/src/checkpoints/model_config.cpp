@@ -85,6 +85,14 @@ RopeConfig parseRope(const Fields& f, std::int64_t maxPositions) {
     return rope;
 }
 
+bool ropeKeyGiven(const Fields& f, const char* key) {
+    if (f.has(key)) return true;
+    for (const char* group : {"rope_parameters", "rope_scaling"})
+        if (f.has(group) && f.raw(group).is_object() && f.raw(group).contains(key) && !f.raw(group)[key].is_null())
+            return true;
+    return false;
+}
+
 void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOptional,
                       bool drafter) {
     c.hiddenSize = f.positiveInt("hidden_size");
@@ -120,6 +128,10 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
             throw Error("'" + f.path() + "': layer_types has " +
                         std::to_string(c.layerTypes.size()) + " entries, expected num_hidden_layers = " +
                         std::to_string(c.numLayers));
+    } else if (c.family == TargetFamily::GptOss) {
+        // HF GptOssConfig: even layers (0, 2, ...) slide, odd layers see everything.
+        for (std::int64_t i = 0; i < c.numLayers; ++i)
+            c.layerTypes.push_back((i + 1) % 2 ? "sliding_attention" : "full_attention");
     } else if (c.family == TargetFamily::Qwen3_5) {
         // HF Qwen3_5TextConfig: every full_attention_interval-th layer is full attention.
         const auto interval = f.positiveInt("full_attention_interval", 4);
@@ -130,29 +142,22 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
     }
     for (const auto& t : c.layerTypes) {
         if (t == "full_attention") continue;
-        if (t == "sliding_attention" && drafter) continue;
+        if (t == "sliding_attention" && (drafter || c.family == TargetFamily::GptOss)) continue;
         if (t == "linear_attention" && c.family == TargetFamily::Qwen3_5) continue;
         throw Error("'" + f.path() + "': layer type '" + t + "' is not supported " +
                     (c.family == TargetFamily::Qwen3_5
                          ? std::string("(Qwen3.5 layers are full_attention or linear_attention)")
-                         : drafter ? std::string("in a drafter (layer_types entries must be full_attention or "
-                                                 "sliding_attention)")
+                         : drafter || c.family == TargetFamily::GptOss
+                               ? std::string(drafter ? "in a drafter" : "in a gpt-oss target") +
+                                     " (layer_types entries must be full_attention or sliding_attention)"
                                    : std::string("for this architecture (only full_attention layers; linear_attention "
                                                  "needs a Qwen3_5 architecture)")));
     }
     if (c.family == TargetFamily::Qwen3_5) {
         // HF Qwen3_5TextConfig defaults when the config does not say: rope_theta 1e7 and
         // partial_rotary_factor 0.25 (Qwen3NextConfig: rope_theta 10000, partial 0.25).
-        auto given = [&](const char* key) {
-            if (f.has(key)) return true;
-            for (const char* group : {"rope_parameters", "rope_scaling"})
-                if (f.has(group) && f.raw(group).is_object() && f.raw(group).contains(key) &&
-                    !f.raw(group)[key].is_null())
-                    return true;
-            return false;
-        };
-        if (!given("rope_theta")) c.rope.theta = c.linearAttention.fusedProjections ? 10000.0 : 1e7;
-        if (!given("partial_rotary_factor")) c.rope.partialRotaryFactor = 0.25;
+        if (!ropeKeyGiven(f, "rope_theta")) c.rope.theta = c.linearAttention.fusedProjections ? 10000.0 : 1e7;
+        if (!ropeKeyGiven(f, "partial_rotary_factor")) c.rope.partialRotaryFactor = 0.25;
         auto& la = c.linearAttention;
         la.numKeyHeads = f.positiveInt("linear_num_key_heads", la.numKeyHeads);
         la.numValueHeads = f.positiveInt("linear_num_value_heads", la.numValueHeads);
@@ -171,6 +176,17 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
 }
 
 }  // namespace config
+
+const char* targetFamilyName(TargetFamily family) {
+    switch (family) {
+        case TargetFamily::Qwen3: return "Qwen3";
+        case TargetFamily::Qwen2: return "Qwen2";
+        case TargetFamily::Llama: return "Llama";
+        case TargetFamily::Qwen3_5: return "Qwen3_5";
+        case TargetFamily::GptOss: return "GptOss";
+    }
+    return "?";
+}
 
 YarnParameters yarnParameters(const RopeConfig& rope, std::int64_t headDim) {
     YarnParameters y;

@@ -26,8 +26,8 @@ double largestFinite(at::ScalarType dtype) {
 }
 }  // namespace
 
-at::Tensor dequantizeMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name,
-                           at::ScalarType dtype) {
+void checkMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name,
+                at::ScalarType dtype) {
     const std::string where = "MXFP4 tensor '" + name + "'";
     if (blocks.scalar_type() != at::kByte || scales.scalar_type() != at::kByte)
         throw Error(where + ": blocks and scales must be uint8 (U8), found " +
@@ -60,14 +60,26 @@ at::Tensor dequantizeMxfp4(const at::Tensor& blocks, const at::Tensor& scales, c
                     (s == 255 ? " (E8M0's NaN)" : " (factor 2^" + std::to_string(s - 127) + ", whose values overflow " +
                                                       std::string(c10::toString(dtype)) + ")"));
     }
+}
+
+at::Tensor mxfp4Values(const at::Tensor& blocks, const at::Tensor& scales, at::ScalarType dtype) {
     const auto lut = at::tensor(std::vector<float>(kFp4E2M1Values, kFp4E2M1Values + 16),
-                                at::TensorOptions().dtype(at::kFloat)).to(blocks.device());
+                                at::TensorOptions().dtype(at::kFloat))
+                         .to(blocks.device(), dtype);
     const auto b = blocks.to(at::kLong);
     const auto lo = at::embedding(lut.unsqueeze(1), at::bitwise_and(b, 0x0F)).squeeze(-1);
     const auto hi = at::embedding(lut.unsqueeze(1), at::bitwise_right_shift(b, 4)).squeeze(-1);
     auto values = at::stack({lo, hi}, -1).flatten(-2);  // [..., G, 32]: low, high, low, high...
-    values = values * at::pow(2.0, exps.to(at::kFloat)).unsqueeze(-1);
+    // 2^(scale - 127), exact in float32 and, within the range checkMxfp4 allows, in `dtype`.
+    const auto factor = at::pow(2.0, scales.to(at::kFloat) - 127.0).to(dtype);
+    values = values * factor.unsqueeze(-1);
     return values.flatten(-2);
+}
+
+at::Tensor dequantizeMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name,
+                           at::ScalarType dtype) {
+    checkMxfp4(blocks, scales, name, dtype);
+    return mxfp4Values(blocks, scales, at::kFloat);
 }
 
 }  // namespace draftscope

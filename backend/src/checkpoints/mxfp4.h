@@ -24,4 +24,13 @@ extern const float kFp4E2M1Values[16];
 at::Tensor dequantizeMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name,
                            at::ScalarType dtype = at::kFloat);
 
+/// The checks of dequantizeMxfp4 alone (dtypes, shapes, scales): run once when packed weights
+/// are loaded, so that mxfp4Values() can dequantise them per forward without a host sync.
+void checkMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name,
+                at::ScalarType dtype);
+
+/// dequantizeMxfp4 without the checks, straight into `dtype` (exact: every value is an e2m1
+/// code times a power of two that checkMxfp4 found representable). For blocks already checked.
+at::Tensor mxfp4Values(const at::Tensor& blocks, const at::Tensor& scales, at::ScalarType dtype);
+
 }  // namespace draftscope

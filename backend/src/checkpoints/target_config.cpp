@@ -20,7 +20,7 @@ constexpr UnimplementedKey kUnimplementedInTargets[] = {
 };
 
 /// Which HF MoE block an architecture uses (defaults and router rule differ).
-enum class MoeKind { None, Qwen3Moe, Qwen3Next, Qwen3_5Moe };
+enum class MoeKind { None, Qwen3Moe, Qwen3Next, Qwen3_5Moe, GptOss };
 
 /// Reads the MoE fields of `f` into c.moe with the HF config class defaults of `kind`
 /// (Qwen3MoeConfig: 128 experts, top 8, 768, norm_topk_prob false; Qwen3NextConfig: 512,
@@ -50,6 +50,63 @@ void parseMoe(const Fields& f, MoeKind kind, TransformerConfig& c) {
         if (!m.isSparseLayer(l) && c.intermediateSize <= 0)
             throw Error("'" + f.path() + "': layer " + std::to_string(l) + " has a dense MLP (mlp_only_layers / "
                         "decoder_sparse_step) but required field '" + f.name("intermediate_size") + "' is missing");
+}
+
+/// gpt-oss's fields with HF GptOssConfig's defaults: 128 experts (`num_local_experts`, alias
+/// `num_experts`), top 4, expert width `intermediate_size` (2880), every layer sparse;
+/// `sliding_window` 128; head_dim 64; rms_norm_eps 1e-5; attention_bias true; rope_theta
+/// 150000 and, without rope_parameters / rope_scaling, YaRN factor 32 over 4096 positions,
+/// beta 32 / 1, truncate false. `swiglu_limit` other than 7 is refused: HF's eager experts
+/// hard-code 7 while its MXFP4 kernels read the key, so the two disagree.
+void parseGptOss(const Fields& f, TransformerConfig& c) {
+    if (!f.has("head_dim")) c.headDim = 64;
+    if (!f.has("rms_norm_eps")) c.rmsNormEps = 1e-5;
+    if (!f.has("attention_bias")) c.attentionBias = true;
+    if (!f.has("rope_parameters") && !f.has("rope_scaling")) {
+        c.rope.type = "yarn";
+        c.rope.factor = 32.0;
+        c.rope.betaFast = 32.0;
+        c.rope.betaSlow = 1.0;
+        c.rope.truncate = false;
+        c.rope.originalMaxPositions = 4096;
+    }
+    if (!ropeKeyGiven(f, "rope_theta")) c.rope.theta = 150000.0;
+    c.slidingWindow = f.positiveInt("sliding_window", 128);
+    if (f.has("swiglu_limit") && f.number("swiglu_limit", 7.0) != 7.0)
+        throw Error("'" + f.path() + "': '" + f.name("swiglu_limit") + "' = " + f.raw("swiglu_limit").dump() +
+                    " asks for an expert clamp other than 7, which HF transformers' GptOssExperts does not apply "
+                    "(it hard-codes 7); refusing to run the model with different math");
+    auto& m = c.moe;
+    const char* expertsKey = f.has("num_experts") || !f.has("num_local_experts") ? "num_experts" : "num_local_experts";
+    m.numExperts = f.positiveInt(expertsKey, 128);
+    m.numExpertsPerToken = f.positiveInt("num_experts_per_tok", 4);
+    if (c.intermediateSize == 0) c.intermediateSize = 2880;
+    m.expertIntermediateSize = c.intermediateSize;
+    m.normTopkProb = true;  // softmax over the chosen k
+    if (m.numExpertsPerToken > m.numExperts)
+        throw Error("'" + f.path() + "': " + f.name("num_experts_per_tok") + " (" + std::to_string(m.numExpertsPerToken) +
+                    ") exceeds the number of experts " + f.name(expertsKey) + " (" + std::to_string(m.numExperts) + ")");
+}
+
+/// `quantization_config`: gpt-oss's MXFP4 experts are read (c.quantization = "mxfp4"); any
+/// other method, or MXFP4 on another architecture, is refused by name.
+void parseQuantization(const Fields& top, const json& j, TransformerConfig& c) {
+    if (!top.has("quantization_config")) return;
+    const auto& q = j["quantization_config"];
+    if (!q.is_object()) top.wrong("quantization_config", "an object", q);
+    const Fields qf(q, top.path(), "quantization_config");
+    const auto method = qf.string("quant_method", "");
+    if (c.family == TargetFamily::GptOss && method == "mxfp4") {
+        c.quantization = method;
+        if (c.hiddenSize % 32 || c.intermediateSize % 32)
+            throw Error("'" + top.path() + "': MXFP4 experts need hidden_size (" + std::to_string(c.hiddenSize) +
+                        ") and intermediate_size (" + std::to_string(c.intermediateSize) +
+                        ") to be multiples of 32 (the block size)");
+        return;
+    }
+    throw Error("'" + top.path() + "': '" + qf.name("quant_method") + "' = \"" + escapeNonPrintable(method) +
+                "\" asks for quantized weights, which draftscope does not read for " + c.architecture +
+                " (it reads the MXFP4 experts of GptOssForCausalLM); refusing to run the model with different math");
 }
 
 }  // namespace
@@ -82,6 +139,7 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         {"Qwen3NextForCausalLM", TargetFamily::Qwen3_5, MoeKind::Qwen3Next},
         {"Qwen3_5MoeForCausalLM", TargetFamily::Qwen3_5, MoeKind::Qwen3_5Moe},
         {"Qwen3_5MoeForConditionalGeneration", TargetFamily::Qwen3_5, MoeKind::Qwen3_5Moe},
+        {"GptOssForCausalLM", TargetFamily::GptOss, MoeKind::GptOss},
     };
     bool known = false;
     MoeKind moeKind = MoeKind::None;
@@ -98,7 +156,7 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
                     "' is not supported (supported targets: Qwen3ForCausalLM, Qwen2ForCausalLM, "
                     "LlamaForCausalLM, MistralForCausalLM, Qwen3_5ForCausalLM, "
                     "Qwen3_5ForConditionalGeneration, Qwen3MoeForCausalLM, Qwen3NextForCausalLM, "
-                    "Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration)");
+                    "Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, GptOssForCausalLM)");
     }
 
     // Vision-language checkpoints nest the language model's fields under text_config.
@@ -111,7 +169,9 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
     Fields f(*lm, path, lm == &j ? "" : "text_config");
     c.linearAttention.fusedProjections = moeKind == MoeKind::Qwen3Next;
     parseTransformer(f, c, /*intermediateOptional=*/moeKind != MoeKind::None);
-    if (moeKind != MoeKind::None) parseMoe(f, moeKind, c);
+    if (moeKind == MoeKind::GptOss) parseGptOss(f, c);
+    else if (moeKind != MoeKind::None) parseMoe(f, moeKind, c);
+    parseQuantization(top, j, c);
     c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", false));
     if (c.eosTokenIds.empty() && top.has("eos_token_id")) {
         const auto& e = j["eos_token_id"];

@@ -227,9 +227,10 @@ WeightReport WeightLoader::check(const std::vector<TensorSpec>& specs,
             continue;
         }
         const auto& info = *it->second.info;
-        if (isFloatingPoint(info.dtype) == s.integer)
+        if (s.packed ? info.dtype != DType::U8 : isFloatingPoint(info.dtype) == s.integer)
             r.mismatched.push_back(s.name + ": dtype " + dtypeName(info.dtype) + ", expected " +
-                                   (s.integer ? "an integer or bool dtype (I64, I32, BOOL, ...)"
+                                   (s.packed    ? "U8 (packed MXFP4)"
+                                    : s.integer ? "an integer or bool dtype (I64, I32, BOOL, ...)"
                                               : "a floating-point dtype (F32, BF16, F16)"));
         else if (info.shape != s.shape)
             r.mismatched.push_back(s.name + ": shape " + shapeString(info.shape) + ", expected " +
@@ -277,6 +278,19 @@ at::Tensor WeightLoader::load(const std::string& name, at::ScalarType dtype,
     at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(toAten(info.dtype)));
     if (info.byteSize()) std::memcpy(host.data_ptr(), it->second.file->data(info), info.byteSize());
     return host.to(device, dtype, /*non_blocking=*/false, /*copy=*/false);
+}
+
+at::Tensor WeightLoader::loadBytes(const std::string& name, const at::Device& device) const {
+    auto it = where_.find(name);
+    if (it == where_.end()) throw Error("tensor '" + name + "' not found in checkpoint '" + dir_ + "'");
+    const auto& info = *it->second.info;
+    if (info.dtype != DType::U8)
+        throw Error("tensor '" + name + "' in '" + it->second.file->path() + "' has dtype " + dtypeName(info.dtype) +
+                    ", expected U8 (packed MXFP4 blocks or scales)");
+    if (device.is_cuda()) return uploadToCuda(it->second, device);
+    at::Tensor host = at::empty(info.shape, at::TensorOptions().dtype(at::kByte));
+    if (info.byteSize()) std::memcpy(host.data_ptr(), it->second.file->data(info), info.byteSize());
+    return host.to(device);
 }
 
 std::int64_t WeightLoader::nonFiniteCount(const std::string& name) const {

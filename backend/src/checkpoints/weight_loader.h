@@ -19,6 +19,7 @@ struct TensorSpec {
     std::string name;
     std::vector<std::int64_t> shape;
     bool integer = false;  ///< an index tensor (integer or bool dtype) instead of a floating-point one
+    bool packed = false;   ///< packed bytes (U8 exactly): MXFP4 blocks and scales
 };
 
 /// Outcome of matching a checkpoint against an architecture.
@@ -57,6 +58,9 @@ public:
     /// of pinned staging buffers (large pread()s by several threads) and from there to the
     /// GPU by asynchronous copies; any dtype conversion runs on the GPU.
     at::Tensor load(const std::string& name, at::ScalarType dtype, const at::Device& device) const;
+    /// Copies uint8 tensor `name` (MXFP4 blocks and scales) to `device` as stored. Throws Error
+    /// if absent or not U8.
+    at::Tensor loadBytes(const std::string& name, const at::Device& device) const;
     /// Number of NaN and infinite values of floating-point tensor `name`, read from the file
     /// (exponent bits all ones; no copy, no conversion); 0 for other dtypes. Throws Error if absent.
     std::int64_t nonFiniteCount(const std::string& name) const;

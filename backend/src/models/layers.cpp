@@ -14,6 +14,11 @@ namespace draftscope {
 at::Tensor LoadTarget::get(const std::string& name) const { return weights.load(name, dtype, device); }
 
 at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+    if (weightFirst) {  // HF GptOssRMSNorm: (weight * (x_f32 * rsqrt(var + eps))).to(dtype)
+        const auto xf = x.to(at::kFloat);
+        const auto var = xf.pow(2).mean(-1, /*keepdim=*/true);
+        return (weight.to(at::kFloat) * (xf * at::rsqrt(var + eps))).to(x.scalar_type());
+    }
     if (auto fused = kernels::rmsNorm(x, weight, eps, zeroCentered)) return *fused;
     if (!zeroCentered)
         if (auto fused = compat::fusedRmsNorm(x, weight, eps)) return *fused;
@@ -25,12 +30,14 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
 }
 
 at::Tensor RmsNorm::normRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
-    if (auto fused = kernels::rmsNormRotary(x, weight, eps, zeroCentered, cos, sin)) return *fused;
+    if (!weightFirst)
+        if (auto fused = kernels::rmsNormRotary(x, weight, eps, zeroCentered, cos, sin)) return *fused;
     return RotaryEmbedding::apply((*this)(x).transpose(0, 1), cos, sin);
 }
 
 std::pair<at::Tensor, at::Tensor> RmsNorm::addNorm(const at::Tensor& x, const at::Tensor& delta) const {
-    if (auto fused = kernels::addRmsNorm(x, delta, weight, eps, zeroCentered)) return *fused;
+    if (!weightFirst)
+        if (auto fused = kernels::addRmsNorm(x, delta, weight, eps, zeroCentered)) return *fused;
     auto sum = x + delta;
     auto normed = (*this)(sum);
     return {std::move(sum), std::move(normed)};

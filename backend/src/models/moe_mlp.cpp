@@ -12,13 +12,26 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 }  // namespace
 
 ExpertLayout detectExpertLayout(const std::vector<std::string>& names, const std::string& prefix) {
-    for (const auto& n : names)
-        if (n.rfind(prefix + "layers.", 0) == 0 && endsWith(n, ".mlp.experts.gate_up_proj")) return ExpertLayout::Fused;
-    return ExpertLayout::PerExpert;
+    auto layout = ExpertLayout::PerExpert;
+    for (const auto& n : names) {
+        if (n.rfind(prefix + "layers.", 0) != 0) continue;
+        if (endsWith(n, ".mlp.experts.gate_up_proj_blocks")) return ExpertLayout::Mxfp4;
+        if (endsWith(n, ".mlp.experts.gate_up_proj")) layout = ExpertLayout::Fused;
+    }
+    return layout;
 }
+
+namespace {
+void refuseMxfp4(const std::string& prefix, ExpertLayout layout) {
+    if (layout == ExpertLayout::Mxfp4)
+        throw Error("MoE block '" + prefix + "': MXFP4-packed experts (experts.gate_up_proj_blocks) are read for "
+                    "gpt-oss targets only; this architecture's experts must be stored unquantised");
+}
+}  // namespace
 
 void SparseMoeMlp::specs(std::vector<TensorSpec>& s, const std::string& p, std::int64_t H, const MoeConfig& moe,
                          ExpertLayout layout) {
+    refuseMxfp4(p, layout);
     const auto E = moe.numExperts, I = moe.expertIntermediateSize;
     s.push_back({p + "gate.weight", {E, H}});
     if (layout == ExpertLayout::Fused) {

@@ -26,11 +26,14 @@ enum class ExpertLayout {
     /// `MergeModulelist(dim=0)` + `Concatenate(dim=1)`) and `mlp.experts.down_proj` [E, H, I]
     /// (the in-memory layout of HF 5.x `*Experts`).
     Fused,
+    /// `mlp.experts.{gate_up,down}_proj_blocks` / `_scales`: MXFP4-packed experts (gpt-oss
+    /// only, models/gpt_oss.h; for gpt-oss, Fused means HF's GptOss parameter layout).
+    Mxfp4,
 };
 
 /// The expert layout of checkpoint `weights` for a target whose language-model tensors
-/// start with `weightPrefix`: Fused if any `<prefix>layers.*.mlp.experts.gate_up_proj`
-/// exists, PerExpert otherwise.
+/// start with `weightPrefix`: Mxfp4 if any `<prefix>layers.*.mlp.experts.gate_up_proj_blocks`
+/// exists, else Fused if any `<prefix>layers.*.mlp.experts.gate_up_proj`, else PerExpert.
 ExpertLayout detectExpertLayout(const std::vector<std::string>& tensorNames, const std::string& weightPrefix);
 
 /// One sparse MoE MLP (weights under `<layer>.mlp.`): router `gate.weight` [E, H], E SwiGLU

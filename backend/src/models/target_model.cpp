@@ -10,8 +10,11 @@
 namespace draftscope {
 
 namespace {
-/// Llama's attention_bias also adds an o_proj bias; Qwen2's q/k/v bias does not.
-bool hasOutputBias(const TransformerConfig& c) { return c.attentionBias && c.family == TargetFamily::Llama; }
+/// Llama's and gpt-oss's attention_bias also adds an o_proj bias; Qwen2's q/k/v bias does not.
+bool hasOutputBias(const TransformerConfig& c) {
+    return c.attentionBias && (c.family == TargetFamily::Llama || c.family == TargetFamily::GptOss);
+}
+bool isGptOss(const TransformerConfig& c) { return c.family == TargetFamily::GptOss; }
 bool isQwen3_5(const TransformerConfig& c) { return c.family == TargetFamily::Qwen3_5; }
 bool isLinearLayer(const TransformerConfig& c, std::int64_t l) {
     return c.layerTypes.at(static_cast<std::size_t>(l)) == "linear_attention";
@@ -19,7 +22,8 @@ bool isLinearLayer(const TransformerConfig& c, std::int64_t l) {
 /// Layer l's MLP tensors: sparse MoE (MoeConfig::isSparseLayer) or dense SwiGLU.
 void mlpSpecs(std::vector<TensorSpec>& s, const TransformerConfig& c, std::int64_t l, const std::string& p,
               ExpertLayout experts) {
-    if (c.moe.isSparseLayer(l)) SparseMoeMlp::specs(s, p, c.hiddenSize, c.moe, experts);
+    if (isGptOss(c)) GptOssMoe::specs(s, p, c, experts == ExpertLayout::Mxfp4 ? experts : ExpertLayout::Fused);
+    else if (c.moe.isSparseLayer(l)) SparseMoeMlp::specs(s, p, c.hiddenSize, c.moe, experts);
     else SwiGluMlp::specs(s, p, c.hiddenSize, c.intermediateSize);
 }
 /// Bytes of layer l's cache: keys and values for `ctx` tokens, or a Gated DeltaNet layer's
@@ -65,6 +69,7 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c,
             s.push_back({lp + "self_attn.q_norm.weight", {D}});
             s.push_back({lp + "self_attn.k_norm.weight", {D}});
         }
+        if (isGptOss(c)) s.push_back({lp + "self_attn.sinks", {c.numHeads}});
         mlpSpecs(s, c, l, lp + "mlp.", experts);
     }
     return s;
@@ -79,7 +84,7 @@ PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const
     r.layerBytes.assign(static_cast<std::size_t>(c.numLayers), 0);
     const std::string layers = c.weightPrefix + "layers.";
     for (const auto& s : expectedTensors(c, experts)) {
-        std::uint64_t n = elem;
+        std::uint64_t n = s.packed ? 1 : elem;  // packed MXFP4 stays packed on the device
         for (auto d : s.shape) n *= static_cast<std::uint64_t>(d);
         if (s.name.rfind(layers, 0) == 0)
             r.layerBytes[std::stoul(s.name.substr(layers.size()))] += n;
@@ -116,6 +121,8 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
     for (const auto& s : specs) {
         std::int64_t n = 1;
         for (auto d : s.shape) n *= d;
+        // MXFP4: two weights per block byte; scales are not parameters.
+        if (s.packed) n = s.name.size() > 7 && s.name.compare(s.name.size() - 7, 7, "_blocks") == 0 ? 2 * n : 0;
         parameters_ += n;
     }
     const auto& plan = placement_.plan;
@@ -124,22 +131,31 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
     loadLayers(weights, experts);
     const LoadTarget head{weights, dtype, deviceOf(plan.headDevice)};
     lmHead_ = config_.tieWordEmbeddings ? move(embedTokens_, plan.embeddingDevice, plan.headDevice) : head.get("lm_head.weight");
-    finalNorm_ = {head.get(p + "norm.weight"), config_.rmsNormEps, isQwen3_5(config_)};  // Qwen3_5RMSNorm scales by (1 + w)
+    finalNorm_ = normAt(head, p + "norm.weight");
+}
+
+RmsNorm TargetModel::normAt(const LoadTarget& lt, const std::string& name) const {
+    if (isGptOss(config_))  // GptOssRMSNorm: float32 weight applied before the cast
+        return {LoadTarget{lt.weights, at::kFloat, lt.device}.get(name), config_.rmsNormEps, false, true};
+    return {lt.get(name), config_.rmsNormEps, isQwen3_5(config_)};  // Qwen3_5RMSNorm scales by (1 + w)
 }
 
 void TargetModel::loadLayers(const WeightLoader& weights, ExpertLayout experts) {
     const auto& p = config_.weightPrefix;
     const double eps = config_.rmsNormEps;
-    const bool centred = isQwen3_5(config_);
     for (std::int64_t l = 0; l < config_.numLayers; ++l) {
         const LoadTarget lt{weights, dtype_, deviceOf(layerGroup(l))};
         const auto lp = p + "layers." + std::to_string(l) + ".";
         const auto ap = lp + "self_attn.";
         const auto mp = lp + "mlp.";
         Layer L;
-        L.inputNorm = {lt.get(lp + "input_layernorm.weight"), eps, centred};
-        L.postNorm = {lt.get(lp + "post_attention_layernorm.weight"), eps, centred};
-        if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
+        L.inputNorm = normAt(lt, lp + "input_layernorm.weight");
+        L.postNorm = normAt(lt, lp + "post_attention_layernorm.weight");
+        if (isGptOss(config_)) {
+            L.gptOssMoe = GptOssMoe::load(lt, mp, config_, experts == ExpertLayout::Mxfp4 ? experts : ExpertLayout::Fused);
+            L.sinks = LoadTarget{weights, at::kFloat, lt.device}.get(ap + "sinks");
+            L.sliding = config_.layerTypes[static_cast<std::size_t>(l)] == "sliding_attention";
+        } else if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
         else L.mlp = SwiGluMlp::load(lt, mp);
         if (isQwen3_5(config_)) {
             if (isLinearLayer(config_, l)) L.deltaNet = GatedDeltaNet::load(lt, lp + "linear_attn.", config_);
@@ -239,6 +255,16 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         visible = keyIdx.unsqueeze(0) <= (at::arange(T, longOpts) + past).unsqueeze(1);
     }
 
+    // gpt-oss's sliding_attention layers: the causal (or tree) visibility, and a key only if
+    // its position is within the window of the query's (HF: kv > q - window). Cache rows hold
+    // positions 0..past-1 (committed sequences are contiguous; tree paths are compacted).
+    std::optional<at::Tensor> slidingVisible;
+    if (isGptOss(config_) && config_.slidingWindow > 0) {
+        const auto keyPos = at::cat({at::arange(past, longOpts), positions});
+        const auto window = (positions.unsqueeze(1) - keyPos.unsqueeze(0)) < config_.slidingWindow;
+        slidingVisible = visible ? visible->logical_and(window) : window;
+    }
+
     TargetForwardResult out;
     out.hidden.resize(req.hiddenIndices.size());
     int group = plan.embeddingDevice;  // where x, cos, sin and visible are
@@ -254,10 +280,14 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         cos = move(cos, group, to);
         sin = move(sin, group, to);
         if (visible) visible = move(*visible, group, to);
+        if (slidingVisible) slidingVisible = move(*slidingVisible, group, to);
         group = to;
     };
 
-    auto mlp = [](const Layer& layer, const at::Tensor& h) { return layer.moe ? (*layer.moe)(h) : layer.mlp(h); };
+    auto mlp = [](const Layer& layer, const at::Tensor& h) {
+        if (layer.gptOssMoe) return (*layer.gptOssMoe)(h);
+        return layer.moe ? (*layer.moe)(h) : layer.mlp(h);
+    };
     keep(0, x);
     for (std::int64_t l = 0; l < L; ++l) {
         const auto& layer = layers_[static_cast<std::size_t>(l)];
@@ -291,7 +321,9 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         v = v.transpose(0, 1);
         const auto [K, V] = req.staticShapes ? cache.writeRows(static_cast<std::size_t>(l), k, v, positions)
                                              : cache.append(static_cast<std::size_t>(l), k, v);
-        const auto attn = compat::attention(q, K, V, visible, scale);  // [Hq, T, D]
+        const auto attn = layer.sinks.defined()  // [Hq, T, D]
+                              ? sinkAttention(q, K, V, layer.sliding ? slidingVisible : visible, scale, layer.sinks)
+                              : compat::attention(q, K, V, visible, scale);
         const auto [h, hn] = layer.postNorm.addNorm(x, layer.o(attn.transpose(0, 1).reshape({T, Hq * D})));
         x = h + mlp(layer, hn);
         if (l + 1 < L) keep(l + 1, x);

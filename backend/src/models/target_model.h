@@ -11,6 +11,7 @@
 #include "draftscope/placement.h"
 #include "models/gated_attention.h"
 #include "models/gated_deltanet.h"
+#include "models/gpt_oss.h"
 #include "models/layers.h"
 #include "models/moe_mlp.h"
 
@@ -140,6 +141,9 @@ private:
         std::optional<GatedAttention> gatedAttention;   ///< Qwen3_5 full_attention
         SwiGluMlp mlp;                   ///< dense MLP (unused when moe is set)
         std::optional<SparseMoeMlp> moe;  ///< sparse MoE layers of MoE targets
+        std::optional<GptOssMoe> gptOssMoe;  ///< gpt-oss's MoE block
+        at::Tensor sinks;                 ///< gpt-oss: per-head sink logits [Hq], float32
+        bool sliding = false;             ///< a sliding_attention layer (TransformerConfig::slidingWindow)
     };
     /// `t` of group `from` in group `to`: a copy when the groups differ (even on one
     /// device, so "cpu,cpu" makes the same boundary copies as two GPUs), else `t` itself.
@@ -147,6 +151,8 @@ private:
     const at::Device& deviceOf(int group) const { return placement_.devices[static_cast<std::size_t>(group)]; }
     int layerGroup(std::int64_t layer) const { return placement_.plan.layerDevice[static_cast<std::size_t>(layer)]; }
     void loadLayers(const WeightLoader& weights, ExpertLayout experts);
+    /// The family's RMSNorm over weight `name` (Qwen3_5: 1 + w; GptOss: float32 w first).
+    RmsNorm normAt(const LoadTarget& lt, const std::string& name) const;
 
     TransformerConfig config_;
     WeightReport report_;

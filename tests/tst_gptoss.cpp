@@ -1,0 +1,248 @@
+// gpt-oss targets (issue 31): tiny GptOssForCausalLM checkpoints made by HF transformers 5.17
+// (tools/make_gptoss_fixtures.py; tests/data/gptoss), one with bf16 experts and one with the
+// same experts packed to MXFP4. Prefill hidden states and logits, three cached decode steps
+// and a cached 6-token verify block against HF's float32 goldens (max abs diff within 1e-4 of
+// the golden's max abs), the experts each token chose against HF's router, greedy decoding
+// against HF generate(), the DFlash chain and DDTree loops against greedy decoding, and clear
+// errors for configs and packed tensors draftscope must refuse.
+
+#include "draftscope/engine.h"
+#include "draftscope/errors.h"
+#include "test_support.h"
+
+#include <QtTest>
+
+using namespace draftscope;
+using namespace testsupport;
+
+namespace {
+
+std::string gptOssDir(const std::string& name) { return unpackedDataPath("gptoss/" + name); }
+
+const SafetensorsFile& gptOssGoldens() {
+    static const auto f = SafetensorsFile::open(unpackedDataPath("gptoss/goldens.safetensors"));
+    return *f;
+}
+
+/// A random drafter for the tiny gpt-oss targets (hidden 64, V 512), taps {0, 2}.
+const RandomDrafterShape kDrafterShape{64, 16, 128, 512};
+
+std::vector<float> rows(const std::vector<float>& x, std::size_t width, std::size_t from, std::size_t count) {
+    return {x.begin() + static_cast<std::ptrdiff_t>(from * width),
+            x.begin() + static_cast<std::ptrdiff_t>((from + count) * width)};
+}
+
+PromptSpec goldenPrefix(const std::string& m, std::size_t n) {
+    const auto ids = gptOssGoldens().readInt64(m + ".input_ids");
+    return idsPrompt({ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n)});
+}
+
+/// Copies model `src` to `dst`, rewriting its checkpoint with `edit` applied to every tensor's
+/// bytes (name, info, a mutable copy of its bytes).
+void rewriteTensors(const std::string& src, const std::string& dst,
+                    const std::function<void(const TensorInfo&, std::vector<unsigned char>&)>& edit) {
+    copyModel(src, dst);
+    const auto f = SafetensorsFile::open(src + "/model.safetensors");
+    SafetensorsWriter w;
+    for (const auto& t : f->tensors()) {
+        const auto* p = reinterpret_cast<const unsigned char*>(f->data(t));
+        std::vector<unsigned char> bytes(p, p + t.byteSize());
+        edit(t, bytes);
+        w.add(t.name, t.dtype, t.shape, bytes.data(), bytes.size());
+    }
+    std::filesystem::remove(dst + "/model.safetensors");
+    w.write(dst + "/model.safetensors");
+}
+
+}  // namespace
+
+class TestGptOss : public QObject {
+    Q_OBJECT
+
+private slots:
+    void loads_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("bf16") << "tiny-gpt-oss";
+        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
+    }
+    void loads() {
+        QFETCH(QString, model);
+        Engine e;
+        const auto s = e.loadTarget(gptOssDir(model.toStdString()));
+        QCOMPARE(QString::fromStdString(s.architecture), QString("GptOssForCausalLM"));
+        const std::vector<std::string> types = {"sliding_attention", "full_attention", "sliding_attention",
+                                                "full_attention"};
+        QCOMPARE(s.layerTypes, types);
+        QVERIFY(s.unexpectedTensors.empty());
+        // Hand count: embed + head 2 x 512 x 64; per layer: 2 norms 128, q/o 2 x 64 x 64 + 64 + 64,
+        // k/v 2 x (32 x 64 + 32), sinks 4, router 8 x 64 + 8, experts 8 x (64 x 64 + 32 x 64) + 8 x 64 + 8 x 64;
+        // final norm 64. MXFP4 counts two weights per block byte, so both agree.
+        const std::int64_t perLayer = 128 + 2 * (64 * 64 + 64) + 2 * (32 * 64 + 32) + 4 + (8 * 64 + 8) +
+                                      8 * (64 * 64 + 32 * 64) + 8 * 64 + 8 * 64;
+        QCOMPARE(s.parameters, 2 * 512 * 64 + 4 * perLayer + 64);
+    }
+
+    void matchesGoldens_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("bf16") << "tiny-gpt-oss";
+        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
+    }
+    void matchesGoldens() {
+        QFETCH(QString, model);
+        const auto m = model.toStdString();
+        const auto& g = gptOssGoldens();
+        Engine e;
+        e.loadTarget(gptOssDir(m));
+        const auto r = e.forward(idsPrompt(g.readInt64(m + ".input_ids")));
+        const double eh = relativeMaxError(r.hiddenStates, g.readFloat32(m + ".hidden_states"));
+        const double el = relativeMaxError(r.logits, g.readFloat32(m + ".logits"));
+        const auto ids = g.readInt64(m + ".input_ids");
+        const auto extra = g.readInt64(m + ".extra_ids");
+        const auto steps = e.forwardSteps({ids, {extra[0]}, {extra[1]}, {extra[2]}, {extra.begin() + 3, extra.end()}});
+        QCOMPARE(steps.size(), std::size_t(5));
+        const auto V = static_cast<std::size_t>(steps[0].vocabSize);
+        const auto decodeGolden = g.readFloat32(m + ".decode_logits");
+        double ed = 0;
+        for (std::size_t i = 0; i < 3; ++i)
+            ed = std::max(ed, relativeMaxError(steps[i + 1].logits, rows(decodeGolden, V, i, 1)));
+        const double ev = relativeMaxError(steps[4].logits, g.readFloat32(m + ".verify_logits"));
+        qInfo("%s: hidden %.3g, logits %.3g, decode %.3g, verify %.3g", m.c_str(), eh, el, ed, ev);
+        for (double err : {eh, el, ed, ev}) QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+    }
+
+    void packedAndBf16Differ() {
+        // The MXFP4 checkpoint is a lossy packing of the bf16 one: same shapes, other logits. A
+        // loader that silently ignored the packed tensors (or read the bf16 ones) would agree.
+        const auto& g = gptOssGoldens();
+        const auto a = g.readFloat32("tiny-gpt-oss.logits");
+        const auto b = g.readFloat32("tiny-gpt-oss-mxfp4.logits");
+        QVERIFY(relativeMaxError(a, b) > 1e-3);
+    }
+
+    void greedyMatchesHfGenerate_data() { matchesGoldens_data(); }
+    void greedyMatchesHfGenerate() {
+        // 12 prompt tokens + 24 new: the cached sliding-window layers run past their window of 8.
+        QFETCH(QString, model);
+        const auto m = model.toStdString();
+        Engine e;
+        e.loadTarget(gptOssDir(m));
+        const auto out = e.greedy(goldenPrefix(m, 12), 24, /*ignoreEos=*/true);
+        QCOMPARE(out, gptOssGoldens().readInt64(m + ".greedy_ids"));
+    }
+
+    void dflashAndDDTreeEqualGreedy_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("blockSize");
+        QTest::newRow("bf16-B4") << "tiny-gpt-oss" << 4;
+        QTest::newRow("mxfp4-B8") << "tiny-gpt-oss-mxfp4" << 8;
+    }
+    void dflashAndDDTreeEqualGreedy() {
+        QFETCH(QString, model);
+        QFETCH(int, blockSize);
+        const auto m = model.toStdString();
+        QTemporaryDir tmp;
+        const auto drafterDir = tmp.path().toStdString() + "/drafter";
+        writeRandomDrafter(drafterDir, kDrafterShape, blockSize, static_cast<std::uint32_t>(31 + blockSize));
+        Engine e;
+        e.loadTarget(gptOssDir(m));
+        e.loadDrafter(drafterDir);
+        const auto prompt = goldenPrefix(m, 20);
+        RunSettings s;
+        s.maxNewTokens = 32;
+        s.ignoreEos = true;
+        const auto greedy = e.greedy(prompt, 32, /*ignoreEos=*/true);
+        const auto run = e.run(prompt, s);
+        QCOMPARE(run.outputIds, greedy);
+        const auto tree = e.runTree(prompt, s, 6);
+        QCOMPARE(tree.outputIds, greedy);
+        int rollbacks = 0;
+        for (int len : run.acceptanceLengths) rollbacks += len < blockSize;
+        qInfo("%s B=%d: chain %zu steps (tau %.3f), tree %zu steps (tau %.3f)", m.c_str(), blockSize,
+              run.acceptanceLengths.size(), run.tau, tree.acceptanceLengths.size(), tree.tau);
+        QVERIFY(rollbacks > 0);  // rejected drafts were cropped from the cache
+    }
+
+    void refusesSwigluLimitOtherThanSeven() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(gptOssDir("tiny-gpt-oss"), tmp.path().toStdString() + "/m");
+        auto c = readJson(dir + "/config.json");
+        c["swiglu_limit"] = 10.0;
+        writeJson(dir + "/config.json", c);
+        Engine e;
+        const auto msg = errorOf([&] { e.loadTarget(dir); });
+        QVERIFY2(msg.contains("'swiglu_limit' = 10") && msg.contains("hard-codes 7"), qPrintable(msg));
+        c["swiglu_limit"] = 7.0;  // the value HF applies: accepted
+        writeJson(dir + "/config.json", c);
+        Engine ok;
+        QCOMPARE(QString::fromStdString(ok.loadTarget(dir).architecture), QString("GptOssForCausalLM"));
+    }
+
+    void refusesOtherQuantization() {
+        QTemporaryDir tmp;
+        const auto dir = copyModel(gptOssDir("tiny-gpt-oss"), tmp.path().toStdString() + "/m");
+        auto c = readJson(dir + "/config.json");
+        c["quantization_config"] = {{"quant_method", "fp8"}};
+        writeJson(dir + "/config.json", c);
+        Engine e;
+        const auto msg = errorOf([&] { e.loadTarget(dir); });
+        QVERIFY2(msg.contains("quantization_config.quant_method") && msg.contains("\"fp8\""), qPrintable(msg));
+        // MXFP4 on a Qwen3 target is refused too: draftscope reads it for gpt-oss only.
+        const auto qdir = copyModel(demoTarget(), tmp.path().toStdString() + "/q");
+        auto qc = readJson(qdir + "/config.json");
+        qc["quantization_config"] = {{"quant_method", "mxfp4"}};
+        writeJson(qdir + "/config.json", qc);
+        const auto qmsg = errorOf([&] { Engine().loadTarget(qdir); });
+        QVERIFY2(qmsg.contains("\"mxfp4\"") && qmsg.contains("Qwen3ForCausalLM"), qPrintable(qmsg));
+    }
+
+    void nanScaleIsNamed() {
+        // E8M0 scale 255 is NaN: the tensor and the block are named (scales [E, H, I/32] = [8, 64, 1]).
+        QTemporaryDir tmp;
+        const auto dir = tmp.path().toStdString() + "/m";
+        const std::string bad = "model.layers.2.mlp.experts.down_proj_scales";
+        rewriteTensors(gptOssDir("tiny-gpt-oss-mxfp4"), dir, [&](const TensorInfo& t, std::vector<unsigned char>& b) {
+            if (t.name == bad) b[5] = 255;
+        });
+        const auto msg = errorOf([&] { Engine().loadTarget(dir); });
+        QVERIFY2(msg.contains("model.layers.2.mlp.experts.down_proj_blocks") && msg.contains("[0, 5, 0]") &&
+                     msg.contains("E8M0's NaN"),
+                 qPrintable(msg));
+    }
+
+    void wrongPackedShapeIsNamed() {
+        // blocks stored as bf16 instead of U8: the dtype mismatch names the tensor.
+        QTemporaryDir tmp;
+        const auto dir = tmp.path().toStdString() + "/m";
+        const std::string victim = "model.layers.1.mlp.experts.gate_up_proj_blocks";
+        copyModel(gptOssDir("tiny-gpt-oss-mxfp4"), dir);
+        const auto f = SafetensorsFile::open(gptOssDir("tiny-gpt-oss-mxfp4") + "/model.safetensors");
+        SafetensorsWriter w;
+        for (const auto& t : f->tensors()) {
+            if (t.name == victim) {
+                std::vector<unsigned char> zeros(t.byteSize() * 2, 0);
+                w.add(t.name, DType::BF16, t.shape, zeros.data(), zeros.size());
+            } else {
+                w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
+            }
+        }
+        std::filesystem::remove(dir + "/model.safetensors");
+        w.write(dir + "/model.safetensors");
+        const auto msg = errorOf([&] { Engine().loadTarget(dir); });
+        QVERIFY2(msg.contains(QString::fromStdString(victim)) && msg.contains("U8 (packed MXFP4)"), qPrintable(msg));
+    }
+
+    void slidingLayersOnlyForGptOss() {
+        // A Qwen3 target naming a sliding layer is refused (its HF class has no such layer type).
+        QTemporaryDir tmp;
+        const auto dir = copyModel(demoTarget(), tmp.path().toStdString() + "/q");
+        auto c = readJson(dir + "/config.json");
+        const auto L = c["num_hidden_layers"].get<int>();
+        c["layer_types"] = std::vector<std::string>(static_cast<std::size_t>(L), "sliding_attention");
+        writeJson(dir + "/config.json", c);
+        const auto msg = errorOf([&] { Engine().loadTarget(dir); });
+        QVERIFY2(msg.contains("sliding_attention") && msg.contains("not supported"), qPrintable(msg));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGptOss)
+#include "tst_gptoss.moc"
