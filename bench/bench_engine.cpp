@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
                          "       [--dump FILE.safetensors] [--new 256] [--reps 20] [--e2e-reps 3] [--e2e-cold 1] [--exact 1]\n"
                          "       [--device cuda | cuda:0,cuda:0 | auto] [--gpu-memory 40GiB,40GiB] [--split-after L]\n"
                          "       [--drafter-device D] [--dtype bfloat16] [--cuda-graphs auto|on|off] [--label NAME]\n"
+                         "       [--mxfp4-experts auto|packed|unpacked]\n"
                          "       [--profile-verify 1]\n";
             return 2;
         }
@@ -112,6 +113,7 @@ int main(int argc, char** argv) {
         }
         if (a.count("--drafter-device")) lo.drafterDevice = a["--drafter-device"];
         if (a.count("--cuda-graphs")) lo.cudaGraphs = a["--cuda-graphs"];
+        if (a.count("--mxfp4-experts")) lo.mxfp4Experts = a["--mxfp4-experts"];
         validate(lo);
         const auto dtype = compat::parseDtype(lo.dtype);
         std::vector<at::Device> devs;
@@ -219,7 +221,7 @@ int main(int argc, char** argv) {
         // As the loop drafts (DraftGraph: a captured graph per context length where allowed).
         DraftGraph drafterGraph(*drafter, *target, RunSettings{}.loop);
         const auto draftMs = timeIt(devs, 3, reps, [&] {
-            drafted = drafterGraph.draft(ctx1, block, dcache).argmax(-1).to(at::kCPU);
+            drafted = drafterGraph.draft(ctx1, block, dcache).logits.argmax(-1).to(at::kCPU);
             dcache.crop(P);
         });
         out["draft_ms"] = median(draftMs);

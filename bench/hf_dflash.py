@@ -202,11 +202,22 @@ def features(out, idx, rows=None):
 
 
 @torch.inference_mode()
+def croppable_cache(model):
+    """A cache the loop can crop. HF's default cache for a model with sliding_attention layers
+    (gpt-oss) keeps only the window in those layers and refuses crop() once it is full; a
+    plain DynamicCache() keeps every row (the sliding mask still limits what a query sees)."""
+    if "sliding_attention" in (getattr(model.config, "layer_types", None) or []):
+        from transformers import DynamicCache
+        return DynamicCache()
+    return None
+
+
 def dflash(model, drafter, prompt, max_new, hybrid=False, deadline=None):
     """DFLASH.md section 4, greedy. Hybrid targets roll back by snapshot + re-run (module
     docstring). Stops early (returning the steps done) once `deadline` (time.time()) passes."""
     P, B = prompt.shape[0], drafter.block
-    out = model(input_ids=prompt[None], use_cache=True, output_hidden_states=True, logits_to_keep=1)
+    out = model(input_ids=prompt[None], past_key_values=croppable_cache(model), use_cache=True,
+                output_hidden_states=True, logits_to_keep=1)
     cache = out.past_key_values
     ctx = features(out, drafter.feat_idx)
     anchor = out.logits[0, -1].argmax()
@@ -350,7 +361,8 @@ def main():
     P, B = prompt.shape[0], drafter.block
     with torch.inference_mode():
         def prefill():
-            out = model(input_ids=prompt[None], use_cache=True, output_hidden_states=True, logits_to_keep=1)
+            out = model(input_ids=prompt[None], past_key_values=croppable_cache(model), use_cache=True,
+                        output_hidden_states=True, logits_to_keep=1)
             features(out, drafter.feat_idx)
             return out, int(out.logits[0, -1].argmax().item())
 

@@ -84,15 +84,24 @@ private slots:
 
     void matchesGoldens_data() {
         QTest::addColumn<QString>("model");
-        QTest::newRow("bf16") << "tiny-gpt-oss";
-        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
+        QTest::addColumn<QString>("experts");  // LoadOptions::mxfp4Experts
+        QTest::addColumn<QString>("quantization");
+        QTest::newRow("bf16") << "tiny-gpt-oss" << "auto" << "";
+        QTest::newRow("mxfp4-auto") << "tiny-gpt-oss-mxfp4" << "auto"
+                                    << "MXFP4 experts, dequantised to float32 at load";  // the CPU has room
+        QTest::newRow("mxfp4-packed") << "tiny-gpt-oss-mxfp4" << "packed"
+                                      << "MXFP4 experts, kept packed (each chosen expert dequantised per forward)";
     }
     void matchesGoldens() {
         QFETCH(QString, model);
+        QFETCH(QString, experts);
+        QFETCH(QString, quantization);
         const auto m = model.toStdString();
         const auto& g = gptOssGoldens();
         Engine e;
-        e.loadTarget(gptOssDir(m));
+        LoadOptions o;
+        o.mxfp4Experts = experts.toStdString();
+        QCOMPARE(QString::fromStdString(e.loadTarget(gptOssDir(m), o).quantization), quantization);
         const auto r = e.forward(idsPrompt(g.readInt64(m + ".input_ids")));
         const double eh = relativeMaxError(r.hiddenStates, g.readFloat32(m + ".hidden_states"));
         const double el = relativeMaxError(r.logits, g.readFloat32(m + ".logits"));
@@ -119,7 +128,11 @@ private slots:
         QVERIFY(relativeMaxError(a, b) > 1e-3);
     }
 
-    void greedyMatchesHfGenerate_data() { matchesGoldens_data(); }
+    void greedyMatchesHfGenerate_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("bf16") << "tiny-gpt-oss";
+        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
+    }
     void greedyMatchesHfGenerate() {
         // 12 prompt tokens + 24 new: the cached sliding-window layers run past their window of 8.
         QFETCH(QString, model);
@@ -133,18 +146,22 @@ private slots:
     void dflashAndDDTreeEqualGreedy_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<int>("blockSize");
-        QTest::newRow("bf16-B4") << "tiny-gpt-oss" << 4;
-        QTest::newRow("mxfp4-B8") << "tiny-gpt-oss-mxfp4" << 8;
+        QTest::addColumn<QString>("experts");
+        QTest::newRow("bf16-B4") << "tiny-gpt-oss" << 4 << "auto";
+        QTest::newRow("mxfp4-packed-B8") << "tiny-gpt-oss-mxfp4" << 8 << "packed";
     }
     void dflashAndDDTreeEqualGreedy() {
         QFETCH(QString, model);
         QFETCH(int, blockSize);
+        QFETCH(QString, experts);
         const auto m = model.toStdString();
         QTemporaryDir tmp;
         const auto drafterDir = tmp.path().toStdString() + "/drafter";
         writeRandomDrafter(drafterDir, kDrafterShape, blockSize, static_cast<std::uint32_t>(31 + blockSize));
         Engine e;
-        e.loadTarget(gptOssDir(m));
+        LoadOptions o;
+        o.mxfp4Experts = experts.toStdString();
+        e.loadTarget(gptOssDir(m), o);
         e.loadDrafter(drafterDir);
         const auto prompt = goldenPrefix(m, 20);
         RunSettings s;
@@ -160,6 +177,14 @@ private slots:
         qInfo("%s B=%d: chain %zu steps (tau %.3f), tree %zu steps (tau %.3f)", m.c_str(), blockSize,
               run.acceptanceLengths.size(), run.tau, tree.acceptanceLengths.size(), tree.tau);
         QVERIFY(rollbacks > 0);  // rejected drafts were cropped from the cache
+    }
+
+    void badExpertStorageOptionIsNamed() {
+        LoadOptions o;
+        o.mxfp4Experts = "halfway";
+        const auto msg = errorOf([&] { Engine().loadTarget(gptOssDir("tiny-gpt-oss-mxfp4"), o); });
+        QVERIFY2(msg.contains("mxfp4-experts") && msg.contains("auto, packed or unpacked") && msg.contains("halfway"),
+                 qPrintable(msg));
     }
 
     void refusesSwigluLimitOtherThanSeven() {

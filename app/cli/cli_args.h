@@ -285,6 +285,10 @@ struct DeviceArgs {
                        "DFlash verify steps as captured CUDA graphs: auto (where the GPU and the target allow), "
                        "on (refused where impossible) or off")
             ->capture_default_str();
+        cmd.add_option("--mxfp4-experts", load.mxfp4Experts,
+                       "MXFP4 experts (gpt-oss): packed (dequantised per chosen expert each forward, least memory), "
+                       "unpacked (dequantised at load, fastest) or auto (unpacked where they fit)")
+            ->capture_default_str();
     }
     /// Throws InvalidSetting naming the option ("--device: expected cpu, cuda, ..., found 'tpu'").
     void check() const {

@@ -53,6 +53,7 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
         for (const auto& [t, n] : types) std::cerr << (first ? "" : ", ") << n << " " << t, first = false;
         std::cerr << ")\n";
         if (target.devices.size() > 1) std::cerr << "placement: " << target.placement << "\n";
+        if (!target.quantization.empty()) std::cerr << "target weights: " << target.quantization << "\n";
     }
     std::cerr << "loading drafter " << drafterDir << "\n";
     const auto drafter = engine.loadDrafter(drafterDir, drafterConfig);

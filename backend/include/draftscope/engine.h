@@ -38,6 +38,12 @@ struct LoadOptions {
     /// (where the device and the target allow; RunTiming::cudaGraphs says why not), "on"
     /// (refused at load where impossible) or "off".
     std::string cudaGraphs = "auto";
+    /// MXFP4-packed experts (gpt-oss; docs/ENGINE.md, "gpt-oss targets"): "packed" keeps them
+    /// packed on the device and dequantises each chosen expert per forward (4.25 bits per
+    /// weight: what fits gpt-oss-20b on a 24 GB card); "unpacked" dequantises them to the
+    /// compute dtype at load (fast, 3.8x the memory); "auto" unpacks where the placement plan
+    /// fits with them unpacked, else keeps them packed. Ignored for other checkpoints.
+    std::string mxfp4Experts = "auto";
 };
 
 /// What was loaded, for logs, the inspector and result files.
@@ -51,6 +57,9 @@ struct ModelSummary {
     std::vector<std::string> unexpectedTensors;  ///< in the checkpoint, not used
     std::vector<std::string> ignoredTensors;     ///< e.g. model.visual.*, mtp.*
     std::vector<std::string> warnings;
+    /// How quantised weights are held, e.g. "MXFP4 experts, dequantised to bfloat16 at load"
+    /// (LoadOptions::mxfp4Experts); empty for unquantised checkpoints. Targets only.
+    std::string quantization;
     std::string source;  ///< how the weights were read when not a plain checkpoint directory
     // Drafters only:
     /// The drafter family (drafterFamilyName: "DFlash", "DFlash2") and what sets it apart, e.g.

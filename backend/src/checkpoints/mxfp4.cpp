@@ -62,14 +62,23 @@ void checkMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::s
     }
 }
 
-at::Tensor mxfp4Values(const at::Tensor& blocks, const at::Tensor& scales, at::ScalarType dtype) {
-    const auto lut = at::tensor(std::vector<float>(kFp4E2M1Values, kFp4E2M1Values + 16),
-                                at::TensorOptions().dtype(at::kFloat))
-                         .to(blocks.device(), dtype);
-    const auto b = blocks.to(at::kLong);
-    const auto lo = at::embedding(lut.unsqueeze(1), at::bitwise_and(b, 0x0F)).squeeze(-1);
-    const auto hi = at::embedding(lut.unsqueeze(1), at::bitwise_right_shift(b, 4)).squeeze(-1);
-    auto values = at::stack({lo, hi}, -1).flatten(-2);  // [..., G, 32]: low, high, low, high...
+at::Tensor mxfp4PairTable(const at::Device& device, at::ScalarType dtype) {
+    static const std::vector<float> pairs = [] {
+        std::vector<float> t(512);
+        for (int b = 0; b < 256; ++b) {
+            t[static_cast<std::size_t>(2 * b)] = kFp4E2M1Values[b & 0x0F];
+            t[static_cast<std::size_t>(2 * b + 1)] = kFp4E2M1Values[b >> 4];
+        }
+        return t;
+    }();
+    return at::tensor(pairs, at::TensorOptions().dtype(at::kFloat)).view({256, 2}).to(device, dtype);
+}
+
+at::Tensor mxfp4Values(const at::Tensor& blocks, const at::Tensor& scales, at::ScalarType dtype,
+                       const at::Tensor& pairTable) {
+    // One gather per byte: row b of the table holds (value of the low nibble, of the high).
+    const auto table = pairTable.defined() ? pairTable : mxfp4PairTable(blocks.device(), dtype);
+    auto values = at::embedding(table, blocks.to(at::kInt)).flatten(-2);  // [..., G, 32]: low, high, low, high...
     // 2^(scale - 127), exact in float32 and, within the range checkMxfp4 allows, in `dtype`.
     const auto factor = at::pow(2.0, scales.to(at::kFloat) - 127.0).to(dtype);
     values = values * factor.unsqueeze(-1);

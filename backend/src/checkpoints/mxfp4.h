@@ -29,8 +29,15 @@ at::Tensor dequantizeMxfp4(const at::Tensor& blocks, const at::Tensor& scales, c
 void checkMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::string& name,
                 at::ScalarType dtype);
 
+/// The decode table of mxfp4Values: [256, 2] in `dtype` on `device`, row b = the values of
+/// byte b's low and high nibble. Build it once per device and dtype and pass it on.
+at::Tensor mxfp4PairTable(const at::Device& device, at::ScalarType dtype);
+
 /// dequantizeMxfp4 without the checks, straight into `dtype` (exact: every value is an e2m1
-/// code times a power of two that checkMxfp4 found representable). For blocks already checked.
-at::Tensor mxfp4Values(const at::Tensor& blocks, const at::Tensor& scales, at::ScalarType dtype);
+/// code times a power of two that checkMxfp4 found representable), one gather per byte through
+/// `pairTable` (mxfp4PairTable(blocks' device, dtype); built here when undefined). For blocks
+/// already checked.
+at::Tensor mxfp4Values(const at::Tensor& blocks, const at::Tensor& scales, at::ScalarType dtype,
+                       const at::Tensor& pairTable = {});
 
 }  // namespace draftscope

@@ -163,6 +163,8 @@ void validate(const LoadOptions& o) {
     if (!known) throw InvalidSetting("dtype", "float32 or bfloat16", quoted(o.dtype));
     if (o.cudaGraphs != "auto" && o.cudaGraphs != "on" && o.cudaGraphs != "off")
         throw InvalidSetting("cuda-graphs", "auto, on or off", quoted(o.cudaGraphs));
+    if (o.mxfp4Experts != "auto" && o.mxfp4Experts != "packed" && o.mxfp4Experts != "unpacked")
+        throw InvalidSetting("mxfp4-experts", "auto, packed or unpacked", quoted(o.mxfp4Experts));
     if (o.threads < 0 || o.threads > kMaxThreads)
         throw InvalidSetting("threads", "an integer from 0 to " + std::to_string(kMaxThreads) + " (0 = all cores)",
                              std::to_string(o.threads));

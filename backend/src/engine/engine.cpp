@@ -118,6 +118,7 @@ ModelSummary Engine::loadTarget(const std::string& dir, const LoadOptions& optio
         d_->dtype = dtype;
         d_->stopIds = stops;
         d_->targetSummary = summarize(config, dir, d_->target->weightReport(), d_->target->parameterCount());
+        d_->targetSummary.quantization = d_->target->quantizationSummary();
         d_->targetSummary.devices = devices;
         d_->targetSummary.placement = describePlacement(d_->target->placement().plan, devices);
         return d_->targetSummary;

@@ -27,7 +27,9 @@ TargetPlacement planTarget(const TransformerConfig& config, const WeightLoader& 
     if (!o.deviceMemory.empty() && o.deviceMemory.size() != names.size())
         throw InvalidSetting("gpu-memory", "one limit per device (" + o.device + ": " + std::to_string(names.size()) + ")",
                              std::to_string(o.deviceMemory.size()) + " limits");
-    auto request = TargetModel::placementRequest(config, weights, dtype, o.maxContext);
+    const bool mxfp4 = config.moe.enabled() && detectExpertLayout(weights.names(), config.weightPrefix) == ExpertLayout::Mxfp4;
+    auto request = TargetModel::placementRequest(config, weights, dtype, o.maxContext,
+                                                 mxfp4 && o.mxfp4Experts != "packed");
     request.deviceNames = names;
     request.splitAfterLayers = o.splitAfterLayers;
     TargetPlacement placement;
@@ -42,6 +44,23 @@ TargetPlacement planTarget(const TransformerConfig& config, const WeightLoader& 
         if (it == names.end())
             throw InvalidSetting("drafter-device", "one of the devices of --device (" + o.device + ")", "'" + o.drafterDevice + "'");
         request.drafterDevice = static_cast<int>(it - names.begin());
+    }
+    placement.unpackExperts = mxfp4 && o.mxfp4Experts != "packed";
+    if (mxfp4 && o.mxfp4Experts == "auto") {
+        try {
+            placement.plan = planPlacement(request);
+        } catch (const InvalidSetting&) {
+            throw;
+        } catch (const Error&) {  // unpacked they do not fit: keep them packed
+            const auto packed = TargetModel::placementRequest(config, weights, dtype, o.maxContext, false);
+            request.embeddingBytes = packed.embeddingBytes;
+            request.layerBytes = packed.layerBytes;
+            request.headBytes = packed.headBytes;
+            request.reserveBytes = packed.reserveBytes;
+            placement.unpackExperts = false;
+            placement.plan = planPlacement(request);
+        }
+        return placement;
     }
     placement.plan = planPlacement(request);
     return placement;

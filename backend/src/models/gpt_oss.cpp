@@ -61,7 +61,7 @@ void GptOssMoe::specs(std::vector<TensorSpec>& s, const std::string& p, const Tr
 }
 
 GptOssMoe GptOssMoe::load(const LoadTarget& lt, const std::string& p, const TransformerConfig& c,
-                          ExpertLayout layout) {
+                          ExpertLayout layout, bool unpack) {
     GptOssMoe m;
     m.topK_ = c.moe.numExpertsPerToken;
     m.dtype_ = lt.dtype;
@@ -75,6 +75,19 @@ GptOssMoe GptOssMoe::load(const LoadTarget& lt, const std::string& p, const Tran
         m.downScales_ = packed("down_proj_scales");
         checkMxfp4(m.gateUpBlocks_, m.gateUpScales_, ep + "gate_up_proj_blocks", lt.dtype);
         checkMxfp4(m.downBlocks_, m.downScales_, ep + "down_proj_blocks", lt.dtype);
+        m.decodeTable_ = mxfp4PairTable(lt.device, lt.dtype);
+        if (unpack) {  // [E, rows, cols] packed rows -> HF's [E, cols, rows], expert by expert
+            const auto E = m.gateUpBlocks_.size(0);
+            std::vector<at::Tensor> gu, dn;
+            for (std::int64_t e = 0; e < E; ++e) {
+                const auto [g, d] = m.expert(e);
+                gu.push_back(g.contiguous());
+                dn.push_back(d.contiguous());
+            }
+            m.gateUp_ = at::stack(gu);
+            m.down_ = at::stack(dn);
+            m.gateUpBlocks_ = m.gateUpScales_ = m.downBlocks_ = m.downScales_ = at::Tensor();
+        }
     } else {
         m.gateUp_ = lt.get(ep + "gate_up_proj");
         m.down_ = lt.get(ep + "down_proj");
@@ -87,8 +100,8 @@ GptOssMoe GptOssMoe::load(const LoadTarget& lt, const std::string& p, const Tran
 std::pair<at::Tensor, at::Tensor> GptOssMoe::expert(std::int64_t e) const {
     if (!packed()) return {gateUp_.select(0, e), down_.select(0, e)};
     // Packed rows are the output features (HF transposes after dequantising).
-    return {mxfp4Values(gateUpBlocks_.select(0, e), gateUpScales_.select(0, e), dtype_).t(),
-            mxfp4Values(downBlocks_.select(0, e), downScales_.select(0, e), dtype_).t()};
+    return {mxfp4Values(gateUpBlocks_.select(0, e), gateUpScales_.select(0, e), dtype_, decodeTable_).t(),
+            mxfp4Values(downBlocks_.select(0, e), downScales_.select(0, e), dtype_, decodeTable_).t()};
 }
 
 at::Tensor GptOssMoe::operator()(const at::Tensor& x, at::Tensor* chosenOut) const {

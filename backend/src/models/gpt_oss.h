@@ -43,8 +43,10 @@ public:
     /// Loads the block under `prefix` (ending in "mlp."). Packed blocks and scales are checked
     /// once here (checkMxfp4: shapes, E8M0 NaN, overflow of the compute dtype); throws Error
     /// naming the tensor.
+    /// With `unpack`, packed experts are dequantised here into HF's parameter layout in the
+    /// compute dtype (one expert at a time), as if the checkpoint held them so.
     static GptOssMoe load(const LoadTarget& lt, const std::string& prefix, const TransformerConfig& config,
-                          ExpertLayout layout);
+                          ExpertLayout layout, bool unpack = false);
     /// The checkpoint tensors under `prefix` for `layout` (Fused or Mxfp4).
     static void specs(std::vector<TensorSpec>& out, const std::string& prefix, const TransformerConfig& config,
                       ExpertLayout layout);
@@ -69,6 +71,7 @@ private:
     at::Tensor gateUpBlocks_, gateUpScales_;    ///< MXFP4 storage: [E, 2I, H/32, 16], [E, 2I, H/32]
     at::Tensor downBlocks_, downScales_;        ///< [E, H, I/32, 16], [E, H, I/32]
     at::Tensor gateUpBias_, downBias_;          ///< [E, 2I], [E, H]
+    at::Tensor decodeTable_;                    ///< mxfp4PairTable on the experts' device
     std::int64_t topK_ = 0;
     at::ScalarType dtype_ = at::kFloat;
 };

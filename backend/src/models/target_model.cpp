@@ -76,7 +76,7 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c,
 }
 
 PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const WeightLoader& weights,
-                                               at::ScalarType dtype, std::int64_t maxContext) {
+                                               at::ScalarType dtype, std::int64_t maxContext, bool unpackExperts) {
     const auto experts = c.moe.enabled() ? detectExpertLayout(weights.names(), c.weightPrefix) : ExpertLayout::PerExpert;
     const auto elem = static_cast<std::uint64_t>(at::elementSize(dtype));
     const auto ctx = static_cast<std::uint64_t>(maxContext);
@@ -84,7 +84,8 @@ PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const
     r.layerBytes.assign(static_cast<std::size_t>(c.numLayers), 0);
     const std::string layers = c.weightPrefix + "layers.";
     for (const auto& s : expectedTensors(c, experts)) {
-        std::uint64_t n = s.packed ? 1 : elem;  // packed MXFP4 stays packed on the device
+        // Packed MXFP4 stays packed on the device, or becomes two weights per block byte.
+        std::uint64_t n = !s.packed ? elem : !unpackExperts ? 1 : s.name.size() > 7 && s.name.compare(s.name.size() - 7, 7, "_blocks") == 0 ? 2 * elem : 0;
         for (auto d : s.shape) n *= static_cast<std::uint64_t>(d);
         if (s.name.rfind(layers, 0) == 0)
             r.layerBytes[std::stoul(s.name.substr(layers.size()))] += n;
@@ -152,7 +153,8 @@ void TargetModel::loadLayers(const WeightLoader& weights, ExpertLayout experts) 
         L.inputNorm = normAt(lt, lp + "input_layernorm.weight");
         L.postNorm = normAt(lt, lp + "post_attention_layernorm.weight");
         if (isGptOss(config_)) {
-            L.gptOssMoe = GptOssMoe::load(lt, mp, config_, experts == ExpertLayout::Mxfp4 ? experts : ExpertLayout::Fused);
+            L.gptOssMoe = GptOssMoe::load(lt, mp, config_, experts == ExpertLayout::Mxfp4 ? experts : ExpertLayout::Fused,
+                                          placement_.unpackExperts);
             L.sinks = LoadTarget{weights, at::kFloat, lt.device}.get(ap + "sinks");
             L.sliding = config_.layerTypes[static_cast<std::size_t>(l)] == "sliding_attention";
         } else if (config_.moe.isSparseLayer(l)) L.moe = SparseMoeMlp::load(lt, mp, config_.moe, experts);
@@ -179,6 +181,16 @@ void TargetModel::loadLayers(const WeightLoader& weights, ExpertLayout experts) 
 at::Tensor TargetModel::move(const at::Tensor& t, int from, int to) const {
     if (from == to || !t.defined()) return t;
     return t.to(deviceOf(to), t.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
+}
+
+std::string TargetModel::quantizationSummary() const {
+    for (const auto& layer : layers_)
+        if (layer.gptOssMoe && layer.gptOssMoe->packed())
+            return "MXFP4 experts, kept packed (each chosen expert dequantised per forward)";
+    if (placement_.unpackExperts)
+        return std::string("MXFP4 experts, dequantised to ") + (dtype_ == at::kBFloat16 ? "bfloat16" : "float32") +
+               " at load";
+    return {};
 }
 
 at::Tensor TargetModel::embed(const at::Tensor& ids) const {

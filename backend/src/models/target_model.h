@@ -70,6 +70,9 @@ struct TargetPlacement {
     std::vector<at::Device> devices;  ///< one per group; groups may share a device ("cpu,cpu")
     std::vector<std::string> names;   ///< the groups as the user named them ("cuda:0"); may be empty
     PlacementPlan plan;
+    /// MXFP4-packed experts are dequantised to the compute dtype at load (the plan counted
+    /// them so) instead of per forward (LoadOptions::mxfp4Experts).
+    bool unpackExperts = false;
 };
 
 /// A loaded target model. Not thread-safe; owned by one worker thread.
@@ -90,14 +93,17 @@ public:
     const at::Device& drafterDevice() const { return deviceOf(placement_.plan.drafterDevice); }
     const TargetPlacement& placement() const { return placement_; }
     std::int64_t parameterCount() const { return parameters_; }
+    /// ModelSummary::quantization: how quantised weights are held ("" for none).
+    std::string quantizationSummary() const;
 
     /// What planPlacement() needs of this target: bytes of the embeddings, of each decoder
     /// layer (weights in `dtype` plus its KV cache, or its Gated DeltaNet state, for
     /// `maxContext` tokens) and of the final norm + LM head (a tied head counts a copy of
     /// the table), and the activation reserve per device (docs/ENGINE.md, "Memory
     /// estimate"). Device fields are left to the caller.
+    /// `unpackExperts`: MXFP4 experts counted dequantised (TargetPlacement::unpackExperts).
     static PlacementRequest placementRequest(const TransformerConfig& config, const WeightLoader& weights,
-                                             at::ScalarType dtype, std::int64_t maxContext);
+                                             at::ScalarType dtype, std::int64_t maxContext, bool unpackExperts = false);
 
     /// Runs ids (int64 [T] on any device) at positions cache.length() .. +T-1 (or
     /// request.positions), appending their keys/values to `cache` and committing them; for
