@@ -30,11 +30,7 @@ wait $build
 if [ "$(cat "$W/build.rc" 2>/dev/null)" != 0 ]; then cat "$W/build.out"; exit 1; fi
 echo "build + weights: $(( $(date +%s) - T0 )) s"
 source build-cuda/env.sh
-{
-  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
-  echo "cpu: $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-  python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
-} > "$R/machine.txt"
+bash bench/machine_info.sh > "$R/machine.txt"
 cat "$R/machine.txt"
 du -sh "$W/target" "$W/drafter"
 python3 tools/check_gptoss.py --cli build-cuda/app/draftscope-cli --device cuda --dtype float32 --json "$R/tiny_cuda_f32.json"

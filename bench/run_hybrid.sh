@@ -37,11 +37,8 @@ if [ "$(cat "$W/build.rc")" != 0 ]; then cat "$W/build.out"; exit 1; fi
 echo "build + weights: $(( $(date +%s) - T0 )) s"
 source build-cuda/env.sh
 {
-  nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
-  echo "cpu: $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-  echo "ram: $(free -g | awk '/Mem:/{print $2}') GiB; kernel $(uname -r)"
+  bash bench/machine_info.sh
   echo "target: $L layers; new tokens: $NEW"
-  python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 } > "$R/machine.txt"
 cat "$R/machine.txt"
 du -sh "$W/target" "$W/drafter"

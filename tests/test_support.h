@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +107,19 @@ inline std::string copyModel(const std::string& src, const std::string& dst) {
     for (const auto& e : std::filesystem::directory_iterator(dst))
         std::filesystem::permissions(e.path(), std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
     return dst;
+}
+
+/// Copies model `src` to `dst`, writing its model.safetensors again through `transform`: it
+/// receives the original file and adds to the writer what the new one should hold.
+inline void rewriteCheckpoint(const std::string& src, const std::string& dst,
+                              const std::function<void(const draftscope::SafetensorsFile&,
+                                                       draftscope::SafetensorsWriter&)>& transform) {
+    copyModel(src, dst);
+    const auto f = draftscope::SafetensorsFile::open(src + "/model.safetensors");
+    draftscope::SafetensorsWriter w;
+    transform(*f, w);
+    std::filesystem::remove(dst + "/model.safetensors");
+    w.write(dst + "/model.safetensors");
 }
 
 inline nlohmann::json readJson(const std::string& path) {

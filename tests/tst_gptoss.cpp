@@ -8,6 +8,7 @@
 
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
+#include "draftscope/inspector.h"
 #include "test_support.h"
 
 #include <QtTest>
@@ -37,21 +38,35 @@ PromptSpec goldenPrefix(const std::string& m, std::size_t n) {
     return idsPrompt({ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(n)});
 }
 
-/// Copies model `src` to `dst`, rewriting its checkpoint with `edit` applied to every tensor's
-/// bytes (name, info, a mutable copy of its bytes).
+/// Copies model `src` to `dst`, rewriting its checkpoint with `edit` applied to every tensor
+/// (a mutable copy of its entry, whose dtype it may change, and of its bytes).
 void rewriteTensors(const std::string& src, const std::string& dst,
-                    const std::function<void(const TensorInfo&, std::vector<unsigned char>&)>& edit) {
-    copyModel(src, dst);
-    const auto f = SafetensorsFile::open(src + "/model.safetensors");
-    SafetensorsWriter w;
-    for (const auto& t : f->tensors()) {
-        const auto* p = reinterpret_cast<const unsigned char*>(f->data(t));
-        std::vector<unsigned char> bytes(p, p + t.byteSize());
-        edit(t, bytes);
-        w.add(t.name, t.dtype, t.shape, bytes.data(), bytes.size());
-    }
-    std::filesystem::remove(dst + "/model.safetensors");
-    w.write(dst + "/model.safetensors");
+                    const std::function<void(TensorInfo&, std::vector<unsigned char>&)>& edit) {
+    rewriteCheckpoint(src, dst, [&](const SafetensorsFile& f, SafetensorsWriter& w) {
+        for (auto t : f.tensors()) {
+            const auto* p = reinterpret_cast<const unsigned char*>(f.data(t));
+            std::vector<unsigned char> bytes(p, p + t.byteSize());
+            edit(t, bytes);
+            w.add(t.name, t.dtype, t.shape, bytes.data(), bytes.size());
+        }
+    });
+}
+
+/// The error of loading a copy of target `model` whose config.json `edit` changed ("" if it loads).
+QString loadErrorWithConfig(const std::string& model, const std::function<void(nlohmann::json&)>& edit) {
+    QTemporaryDir tmp;
+    const auto dir = copyModel(model, tmp.path().toStdString() + "/m");
+    auto c = readJson(dir + "/config.json");
+    edit(c);
+    writeJson(dir + "/config.json", c);
+    return errorOf([&] { Engine().loadTarget(dir); });
+}
+
+/// Data rows "bf16" and "mxfp4": the two fixture checkpoints, column "model".
+void bothCheckpoints() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("bf16") << "tiny-gpt-oss";
+        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
 }
 
 }  // namespace
@@ -60,11 +75,7 @@ class TestGptOss : public QObject {
     Q_OBJECT
 
 private slots:
-    void loads_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("bf16") << "tiny-gpt-oss";
-        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
-    }
+    void loads_data() { bothCheckpoints(); }
     void loads() {
         QFETCH(QString, model);
         Engine e;
@@ -128,11 +139,7 @@ private slots:
         QVERIFY(relativeMaxError(a, b) > 1e-3);
     }
 
-    void greedyMatchesHfGenerate_data() {
-        QTest::addColumn<QString>("model");
-        QTest::newRow("bf16") << "tiny-gpt-oss";
-        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4";
-    }
+    void greedyMatchesHfGenerate_data() { bothCheckpoints(); }
     void greedyMatchesHfGenerate() {
         // 12 prompt tokens + 24 new: the cached sliding-window layers run past their window of 8.
         QFETCH(QString, model);
@@ -187,36 +194,71 @@ private slots:
                  qPrintable(msg));
     }
 
-    void refusesSwigluLimitOtherThanSeven() {
+    void inspectorNamesTheParts_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("storage");
+        QTest::newRow("bf16") << "tiny-gpt-oss" << "stored unquantised";
+        QTest::newRow("mxfp4") << "tiny-gpt-oss-mxfp4" << "stored as MXFP4";
+    }
+    void inspectorNamesTheParts() {
+        QFETCH(QString, model);
+        QFETCH(QString, storage);
+        const auto r = inspectCheckpoint(gptOssDir(model.toStdString()));
+        QVERIFY(r.architectureChecked);
+        QVERIFY2(r.missing.empty() && r.mismatched.empty() && r.unexpected.empty(),
+                 qPrintable(QString::number(r.missing.size()) + " missing"));
+        QString notes;
+        for (const auto& n : r.notes) notes += QString::fromStdString(n) + "\n";
+        // Layer 0 slides (window 8); its sinks are listed per head, as stored (bf16, 3 digits).
+        QVERIFY2(notes.contains("layer 0: sliding_attention (window 8); sink logit per head:") &&
+                     notes.contains("layer 1: full_attention; sink logit per head:") &&
+                     notes.contains("experts: 8, top-2, width 32; " + storage),
+                 qPrintable(notes));
+    }
+
+    void nonFiniteLogitsAreRefused() {
+        // A NaN sink poisons every logit: argmax 0 on both sides would read as perfect acceptance.
         QTemporaryDir tmp;
-        const auto dir = copyModel(gptOssDir("tiny-gpt-oss"), tmp.path().toStdString() + "/m");
-        auto c = readJson(dir + "/config.json");
-        c["swiglu_limit"] = 10.0;
-        writeJson(dir + "/config.json", c);
+        const auto dir = tmp.path().toStdString() + "/m";
+        rewriteTensors(gptOssDir("tiny-gpt-oss"), dir, [](TensorInfo& t, std::vector<unsigned char>& b) {
+            if (t.name == "model.layers.0.self_attn.sinks") b[0] = 0xC0, b[1] = 0x7F;  // bf16 NaN
+        });
+        const auto drafterDir = tmp.path().toStdString() + "/drafter";
+        writeRandomDrafter(drafterDir, kDrafterShape, 4, 7);
         Engine e;
-        const auto msg = errorOf([&] { e.loadTarget(dir); });
+        e.loadTarget(dir);
+        e.loadDrafter(drafterDir);
+        RunSettings s;
+        s.maxNewTokens = 8;
+        s.ignoreEos = true;
+        const auto prompt = goldenPrefix("tiny-gpt-oss", 6);
+        for (const auto& msg : {errorOf([&] { e.run(prompt, s); }), errorOf([&] { e.runTree(prompt, s, 4); }),
+                                errorOf([&] { e.greedy(prompt, 8, true); })})
+            QVERIFY2(msg.contains("logits after the prompt are not finite") && msg.contains("inspect"), qPrintable(msg));
+    }
+
+    void oddRotaryDimensionIsRefused() {
+        const auto msg = loadErrorWithConfig(gptOssDir("tiny-gpt-oss"), [](nlohmann::json& c) { c["head_dim"] = 15; });
+        QVERIFY2(msg.contains("rotary dimension of 15, which is odd"), qPrintable(msg));
+    }
+
+    void refusesSwigluLimitOtherThanSeven() {
+        const auto msg = loadErrorWithConfig(gptOssDir("tiny-gpt-oss"), [](nlohmann::json& c) { c["swiglu_limit"] = 10.0; });
         QVERIFY2(msg.contains("'swiglu_limit' = 10") && msg.contains("hard-codes 7"), qPrintable(msg));
-        c["swiglu_limit"] = 7.0;  // the value HF applies: accepted
-        writeJson(dir + "/config.json", c);
-        Engine ok;
-        QCOMPARE(QString::fromStdString(ok.loadTarget(dir).architecture), QString("GptOssForCausalLM"));
+        // The value HF applies is accepted.
+        QCOMPARE(loadErrorWithConfig(gptOssDir("tiny-gpt-oss"), [](nlohmann::json& c) { c["swiglu_limit"] = 7.0; }),
+                 QString());
     }
 
     void refusesOtherQuantization() {
-        QTemporaryDir tmp;
-        const auto dir = copyModel(gptOssDir("tiny-gpt-oss"), tmp.path().toStdString() + "/m");
-        auto c = readJson(dir + "/config.json");
-        c["quantization_config"] = {{"quant_method", "fp8"}};
-        writeJson(dir + "/config.json", c);
-        Engine e;
-        const auto msg = errorOf([&] { e.loadTarget(dir); });
+        const auto msg = loadErrorWithConfig(gptOssDir("tiny-gpt-oss"), [](nlohmann::json& c) {
+            c["quantization_config"] = {{"quant_method", "fp8"}};
+        });
         QVERIFY2(msg.contains("quantization_config.quant_method") && msg.contains("\"fp8\""), qPrintable(msg));
         // MXFP4 on a Qwen3 target is refused too: draftscope reads it for gpt-oss only.
-        const auto qdir = copyModel(demoTarget(), tmp.path().toStdString() + "/q");
-        auto qc = readJson(qdir + "/config.json");
-        qc["quantization_config"] = {{"quant_method", "mxfp4"}};
-        writeJson(qdir + "/config.json", qc);
-        const auto qmsg = errorOf([&] { Engine().loadTarget(qdir); });
+        const auto qmsg = loadErrorWithConfig(demoTarget(), [](nlohmann::json& c) {
+            c["quantization_config"] = {{"quant_method", "mxfp4"}};
+        });
         QVERIFY2(qmsg.contains("\"mxfp4\"") && qmsg.contains("Qwen3ForCausalLM"), qPrintable(qmsg));
     }
 
@@ -225,46 +267,35 @@ private slots:
         QTemporaryDir tmp;
         const auto dir = tmp.path().toStdString() + "/m";
         const std::string bad = "model.layers.2.mlp.experts.down_proj_scales";
-        rewriteTensors(gptOssDir("tiny-gpt-oss-mxfp4"), dir, [&](const TensorInfo& t, std::vector<unsigned char>& b) {
+        rewriteTensors(gptOssDir("tiny-gpt-oss-mxfp4"), dir, [&](TensorInfo& t, std::vector<unsigned char>& b) {
             if (t.name == bad) b[5] = 255;
         });
         const auto msg = errorOf([&] { Engine().loadTarget(dir); });
-        QVERIFY2(msg.contains("model.layers.2.mlp.experts.down_proj_blocks") && msg.contains("[0, 5, 0]") &&
+        QVERIFY2(msg.contains("MXFP4 scales 'model.layers.2.mlp.experts.down_proj_scales'") &&
+                     msg.contains("model.layers.2.mlp.experts.down_proj_blocks") && msg.contains("[0, 5, 0]") &&
                      msg.contains("E8M0's NaN"),
                  qPrintable(msg));
     }
 
-    void wrongPackedShapeIsNamed() {
+    void wrongPackedDtypeIsNamed() {
         // blocks stored as bf16 instead of U8: the dtype mismatch names the tensor.
         QTemporaryDir tmp;
         const auto dir = tmp.path().toStdString() + "/m";
         const std::string victim = "model.layers.1.mlp.experts.gate_up_proj_blocks";
-        copyModel(gptOssDir("tiny-gpt-oss-mxfp4"), dir);
-        const auto f = SafetensorsFile::open(gptOssDir("tiny-gpt-oss-mxfp4") + "/model.safetensors");
-        SafetensorsWriter w;
-        for (const auto& t : f->tensors()) {
-            if (t.name == victim) {
-                std::vector<unsigned char> zeros(t.byteSize() * 2, 0);
-                w.add(t.name, DType::BF16, t.shape, zeros.data(), zeros.size());
-            } else {
-                w.add(t.name, t.dtype, t.shape, f->data(t), t.byteSize());
-            }
-        }
-        std::filesystem::remove(dir + "/model.safetensors");
-        w.write(dir + "/model.safetensors");
+        rewriteTensors(gptOssDir("tiny-gpt-oss-mxfp4"), dir, [&](TensorInfo& t, std::vector<unsigned char>& b) {
+            if (t.name != victim) return;
+            t.dtype = DType::BF16;
+            b.assign(b.size() * 2, 0);
+        });
         const auto msg = errorOf([&] { Engine().loadTarget(dir); });
         QVERIFY2(msg.contains(QString::fromStdString(victim)) && msg.contains("U8 (packed MXFP4)"), qPrintable(msg));
     }
 
     void slidingLayersOnlyForGptOss() {
         // A Qwen3 target naming a sliding layer is refused (its HF class has no such layer type).
-        QTemporaryDir tmp;
-        const auto dir = copyModel(demoTarget(), tmp.path().toStdString() + "/q");
-        auto c = readJson(dir + "/config.json");
-        const auto L = c["num_hidden_layers"].get<int>();
-        c["layer_types"] = std::vector<std::string>(static_cast<std::size_t>(L), "sliding_attention");
-        writeJson(dir + "/config.json", c);
-        const auto msg = errorOf([&] { Engine().loadTarget(dir); });
+        const auto msg = loadErrorWithConfig(demoTarget(), [](nlohmann::json& c) {
+            c["layer_types"] = std::vector<std::string>(c["num_hidden_layers"].get<std::size_t>(), "sliding_attention");
+        });
         QVERIFY2(msg.contains("sliding_attention") && msg.contains("not supported"), qPrintable(msg));
     }
 };

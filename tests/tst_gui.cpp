@@ -16,6 +16,7 @@
 #include "gui/dialog_dirs.h"
 #include "gui/headless_run.h"
 #include "gui/inspector_dialog.h"
+#include "gui/loaded_models.h"
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
@@ -86,6 +87,19 @@ RunBundlePtr analyseToEnd(AnalysisController& c, const AnalysisRequest& r, quint
 class TestGui : public QObject {
     Q_OBJECT
 private slots:
+    void modelsPanelNamesTheTargetsWeightStorage() {
+        // gpt-oss's MXFP4 experts: the Models panel says how they are held; plain targets say nothing.
+        ModelsLoaded loaded;
+        loaded.target.architecture = "GptOssForCausalLM";
+        loaded.target.layerTypes = {"sliding_attention", "full_attention", "sliding_attention"};
+        QVERIFY(!describeLoadedModels(loaded).contains("Target weights"));
+        loaded.target.quantization = "MXFP4 experts, kept packed (each chosen expert dequantised per forward)";
+        const auto text = describeLoadedModels(loaded);
+        QVERIFY2(text.contains("\nTarget weights: MXFP4 experts, kept packed") &&
+                     text.contains("(1 x sliding_attention, 1 x full_attention, 1 x sliding_attention)"),
+                 qPrintable(text));
+    }
+
     void initTestCase() {
         QCoreApplication::setOrganizationName("draftscope-tests");
         QCoreApplication::setApplicationName("tst_gui");

@@ -43,17 +43,6 @@ std::vector<std::vector<std::int64_t>> goldenChunks(const std::string& m) {
     return {ids, {extra[0]}, {extra[1]}, {extra[2]}, {extra.begin() + 3, extra.end()}};
 }
 
-/// Copies model `src` to `dst`, writing its checkpoint again with `transform` applied to the
-/// tensor list: it receives every (name, info) and adds what it wants to the writer.
-void rewriteCheckpoint(const std::string& src, const std::string& dst,
-                       const std::function<void(const SafetensorsFile&, SafetensorsWriter&)>& transform) {
-    copyModel(src, dst);
-    const auto f = SafetensorsFile::open(src + "/model.safetensors");
-    SafetensorsWriter w;
-    transform(*f, w);
-    std::filesystem::remove(dst + "/model.safetensors");
-    w.write(dst + "/model.safetensors");
-}
 
 
 }  // namespace

@@ -56,7 +56,7 @@ private slots:
     void refusesBadShapesAndScales() {
         const auto blocks = u8(std::vector<int>(32, 0x11), {1, 2, 16});
         QVERIFY(errorOf([&] { dequantizeMxfp4(blocks, u8({127, 255}, {1, 2}), "model.layers.0.mlp.experts.down_proj_blocks"); })
-                    .contains("'model.layers.0.mlp.experts.down_proj_blocks': block [0, 1] has scale 255 (E8M0's NaN)"));
+                    .contains("MXFP4 scales 'model.layers.0.mlp.experts.down_proj_scales' (of 'model.layers.0.mlp.experts.down_proj_blocks'): block [0, 1] has scale 255 (E8M0's NaN)"));
         QVERIFY(errorOf([&] { dequantizeMxfp4(blocks, u8({127}, {1, 1}), "w"); })
                     .contains("scales have shape [1, 1], expected [1, 2]"));
         QVERIFY(errorOf([&] { dequantizeMxfp4(u8(std::vector<int>(8, 0), {1, 8}), u8({127}, {1}), "w"); })

@@ -15,28 +15,21 @@ import json
 import lzma
 import os
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
+
+import check_goldens  # tools/, beside this script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(ROOT, "tests/data/gptoss")
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
-    body = data[8 + n:]
-    out = {}
-    for k, v in header.items():
-        if k == "__metadata__":
-            continue
-        raw = body[v["data_offsets"][0]:v["data_offsets"][1]]
-        out[k] = array.array({"F32": "f", "I64": "q"}[v["dtype"]], raw) if v["dtype"] in ("F32", "I64") else raw
-    return out
+    """{name: array of F32 / I64 values, or raw bytes} (check_goldens.read_safetensors, decoded)."""
+    codes = {"F32": "f", "I64": "q"}
+    return {k: array.array(codes[dtype], raw) if dtype in codes else raw
+            for k, (dtype, _shape, raw) in check_goldens.read_safetensors(path).items()}
 
 
 def unpack(src, dst):

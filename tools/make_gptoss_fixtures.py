@@ -33,6 +33,8 @@ import torch
 import transformers
 from safetensors.torch import load_file, save_file
 
+from make_moe_fixtures import step_goldens  # tools/, beside this script: the shared protocol
+
 V = 512
 FP4 = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0])
 
@@ -136,29 +138,16 @@ def goldens_of(name, ref, seed, goldens):
     g = torch.Generator().manual_seed(300 + seed)
     ids = torch.randint(3, V, (1, 40), generator=g)
     extra = torch.randint(3, V, (1, 9), generator=g)
-    tops = []
+    tops = []  # HF router indices per call; the first L are the prefill's (step_goldens runs it first)
     hooks = [layer.mlp.router.register_forward_hook(lambda mod, inp, out: tops.append(out[2].clone()))
              for layer in ref.model.layers]
+    step_goldens(name, ref, ids, extra, goldens)
+    for h in hooks:
+        h.remove()
+    tops = tops[:len(ref.model.layers)]
     with torch.no_grad():
-        o = ref(ids, output_hidden_states=True)
-        for h in hooks:
-            h.remove()
-        c = ref(ids, use_cache=True)
-        pkv = c.past_key_values
-        dec = []
-        for i in range(3):
-            s = ref(extra[:, i:i + 1], past_key_values=pkv, use_cache=True)
-            pkv = s.past_key_values
-            dec.append(s.logits[0, -1])
-        ver = ref(extra[:, 3:9], past_key_values=pkv, use_cache=True).logits[0]
         gen = ref.generate(ids[:, :12], max_new_tokens=24, do_sample=False, min_new_tokens=24,
                            eos_token_id=None, pad_token_id=0)
-    goldens[f"{name}.input_ids"] = ids[0].contiguous()
-    goldens[f"{name}.extra_ids"] = extra[0].contiguous()
-    goldens[f"{name}.hidden_states"] = torch.stack([h[0] for h in o.hidden_states]).float().contiguous()
-    goldens[f"{name}.logits"] = o.logits[0].float().contiguous()
-    goldens[f"{name}.decode_logits"] = torch.stack(dec).float().contiguous()
-    goldens[f"{name}.verify_logits"] = ver.float().contiguous()
     goldens[f"{name}.greedy_ids"] = gen[0].contiguous()
     goldens[f"{name}.router_top"] = torch.stack(tops).reshape(len(tops), 40, -1).long().contiguous()
 

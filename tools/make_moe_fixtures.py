@@ -65,6 +65,27 @@ def specs():
     return out
 
 
+def step_goldens(name, ref, ids, extra, goldens):
+    """The protocol above for model `ref` (float32): prefill `ids` [1, 40] without cache, then 3
+    cached single-token steps and one cached 6-token block of `extra` [1, 9]; fills goldens."""
+    with torch.no_grad():
+        o = ref(ids, output_hidden_states=True)
+        c = ref(ids, use_cache=True)
+        pkv = c.past_key_values
+        dec = []
+        for i in range(3):
+            s = ref(extra[:, i:i + 1], past_key_values=pkv, use_cache=True)
+            pkv = s.past_key_values
+            dec.append(s.logits[0, -1])
+        ver = ref(extra[:, 3:9], past_key_values=pkv, use_cache=True).logits[0]
+    goldens[f"{name}.input_ids"] = ids[0].contiguous()
+    goldens[f"{name}.extra_ids"] = extra[0].contiguous()
+    goldens[f"{name}.hidden_states"] = torch.stack([h[0] for h in o.hidden_states]).float().contiguous()
+    goldens[f"{name}.logits"] = o.logits[0].float().contiguous()
+    goldens[f"{name}.decode_logits"] = torch.stack(dec).float().contiguous()
+    goldens[f"{name}.verify_logits"] = ver.float().contiguous()
+
+
 def build(cfg_cls, model_cls, kw, seed):
     torch.manual_seed(seed)
     cfg = getattr(transformers, cfg_cls)(**kw)
@@ -90,22 +111,7 @@ def main(out):
             g = torch.Generator().manual_seed(200 + seed)
             ids = torch.randint(3, V, (1, 40), generator=g)
             extra = torch.randint(3, V, (1, 9), generator=g)
-            with torch.no_grad():
-                o = ref(ids, output_hidden_states=True)
-                c = ref(ids, use_cache=True)
-                pkv = c.past_key_values
-                dec = []
-                for i in range(3):
-                    s = ref(extra[:, i:i + 1], past_key_values=pkv, use_cache=True)
-                    pkv = s.past_key_values
-                    dec.append(s.logits[0, -1])
-                ver = ref(extra[:, 3:9], past_key_values=pkv, use_cache=True).logits[0]
-            goldens[f"{name}.input_ids"] = ids[0].contiguous()
-            goldens[f"{name}.extra_ids"] = extra[0].contiguous()
-            goldens[f"{name}.hidden_states"] = torch.stack([h[0] for h in o.hidden_states]).float().contiguous()
-            goldens[f"{name}.logits"] = o.logits[0].float().contiguous()
-            goldens[f"{name}.decode_logits"] = torch.stack(dec).float().contiguous()
-            goldens[f"{name}.verify_logits"] = ver.float().contiguous()
+            step_goldens(name, ref, ids, extra, goldens)
             print(name, "ok", sorted(k for k in ref.state_dict().keys() if "layers.0." in k)[:40], flush=True)
         except Exception:
             print(name, "FAILED", flush=True)

@@ -70,10 +70,9 @@ int RunCommand::run(const std::atomic<bool>& cancel) const {
                   << " unexpected tensor(s), e.g. " << target.unexpectedTensors.front() << "\n";
 
     // Refused before any work (as eval does), so no chain run is computed and then lost.
-    if (auto why = loopRefusal(drafter.family, runSettings.loop, drafter.draftsFromAnchor); !why.empty())
+    if (auto why = runRefusal(drafter.family, drafter.draftsFromAnchor, runSettings.loop, !treeBudgets.empty());
+        !why.empty())
         throw Error(why);
-    if (auto why = treeRefusal(drafter.family, drafter.draftsFromAnchor); !why.empty() && !treeBudgets.empty())
-        throw Error("--ddtree-budget: " + why);
 
     const bool tty = ::isatty(STDERR_FILENO);
     PromptAnalysisRequest request;

@@ -40,6 +40,7 @@ QString describeLoadedModels(const ModelsLoaded& loaded) {
                    describeDrafter(loaded.drafter);
     if (loaded.drafterB) text += tr("\nDrafter B (compare): ") + describeDrafter(*loaded.drafterB);
     if (t.devices.size() > 1) text += tr("\nPlacement: ") + QString::fromStdString(t.placement);
+    if (!t.quantization.empty()) text += tr("\nTarget weights: ") + QString::fromStdString(t.quantization);
     return text;
 }
 

@@ -10,7 +10,8 @@ namespace draftscope {
 
 /// The Models panel's status text: "Target: <arch>, N layers (<layer types>), hidden H, vocab V"
 /// and one line per drafter (A, and B "(compare)" when loaded): layers, layout, block size,
-/// tapped target layers, mask token.
+/// tapped target layers, mask token; then the placement (several devices) and how quantised
+/// target weights are held (ModelSummary::quantization).
 QString describeLoadedModels(const ModelsLoaded& loaded);
 
 /// The log lines of a load, in order: what loaded, each drafter's warnings, and every

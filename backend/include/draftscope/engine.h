@@ -42,7 +42,8 @@ struct LoadOptions {
     /// packed on the device and dequantises each chosen expert per forward (4.25 bits per
     /// weight: what fits gpt-oss-20b on a 24 GB card); "unpacked" dequantises them to the
     /// compute dtype at load (fast, 3.8x the memory); "auto" unpacks where the placement plan
-    /// fits with them unpacked, else keeps them packed. Ignored for other checkpoints.
+    /// fits with them unpacked, else keeps them packed (the CPU has no limit in the plan, so
+    /// there it always unpacks). Ignored for other checkpoints.
     std::string mxfp4Experts = "auto";
 };
 

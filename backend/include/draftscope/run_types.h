@@ -77,6 +77,16 @@ inline std::string treeRefusal(const std::string& family, bool anchorDrafts) {
     return {};
 }
 
+/// Why a drafter of `family`, drafting from the anchor's row or not, cannot run loop `loop`
+/// with DDTree budgets (`withTrees`) or without: loopRefusal, then (withTrees) treeRefusal
+/// with "--ddtree-budget: " before it; "" if it can. What `run` and `eval` check before any
+/// work, so a refused run computes nothing first.
+inline std::string runRefusal(const std::string& family, bool anchorDrafts, LoopRevision loop, bool withTrees) {
+    if (auto why = loopRefusal(family, loop, anchorDrafts); !why.empty()) return why;
+    if (auto why = treeRefusal(family, anchorDrafts); withTrees && !why.empty()) return "--ddtree-budget: " + why;
+    return {};
+}
+
 /// Parses "current" or "2026-04"; throws Error naming the value and the accepted spellings.
 inline LoopRevision parseLoopRevision(const std::string& name) {
     if (name == "current") return LoopRevision::Current;

@@ -150,8 +150,7 @@ private:
         const Engine& e = *replicas_.front();
         for (int d = 0; d < e.drafterCount(); ++d) {
             const auto& s = e.drafterSummary(d);
-            auto why = loopRefusal(s.family, settings_.run.loop, s.draftsFromAnchor);
-            if (why.empty() && !settings_.ddtreeBudgets.empty()) why = treeRefusal(s.family, s.draftsFromAnchor);
+            const auto why = runRefusal(s.family, s.draftsFromAnchor, settings_.run.loop, !settings_.ddtreeBudgets.empty());
             if (!why.empty()) throw Error("drafter " + std::to_string(d + 1) + " (" + s.directory + "): " + why);
         }
     }

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -105,9 +106,11 @@ void compareWithSpecs(CheckpointInspection& r, const TensorSource& src, const st
         needed[s.name] = true;
         if (!src.has(s.name)) {
             r.missing.push_back(s.name + " (expected shape " + shapeString(s.shape) + ")");
-        } else if (src.isFloat(s.name) == s.integer) {
+        } else if (s.packed ? src.dtype(s.name) != "U8" : src.isFloat(s.name) == s.integer) {
             r.mismatched.push_back(s.name + ": dtype " + src.dtype(s.name) + ", expected " +
-                                   (s.integer ? "an integer or bool dtype" : "a floating-point dtype"));
+                                   (s.packed    ? "U8 (packed MXFP4)"
+                                    : s.integer ? "an integer or bool dtype"
+                                                : "a floating-point dtype"));
         } else if (src.shape(s.name) != s.shape) {
             r.mismatched.push_back(s.name + ": shape " + shapeString(src.shape(s.name)) + ", expected " +
                                    shapeString(s.shape));
@@ -119,6 +122,37 @@ void compareWithSpecs(CheckpointInspection& r, const TensorSource& src, const st
         for (const auto& p : ignoredPrefixes) ignored = ignored || n.rfind(p, 0) == 0;
         if (!ignored) r.unexpected.push_back(n);
     }
+}
+
+/// gpt-oss's parts in words: each layer's type and window, its sink logits per head, and how
+/// the experts are stored (docs/ENGINE.md, "gpt-oss targets").
+void describeGptOss(CheckpointInspection& r, const TensorSource& src, const TransformerConfig& c) {
+    bool packed = false;
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const auto lp = c.weightPrefix + "layers." + std::to_string(l) + ".";
+        packed = packed || src.has(lp + "mlp.experts.gate_up_proj_blocks");
+        std::string line = "layer " + std::to_string(l) + ": " + c.layerTypes[static_cast<std::size_t>(l)];
+        if (c.layerTypes[static_cast<std::size_t>(l)] == "sliding_attention")
+            line += " (window " + std::to_string(c.slidingWindow) + ")";
+        const auto sinks = lp + "self_attn.sinks";
+        if (src.has(sinks) && src.isFloat(sinks)) {
+            const auto v = src.float32(sinks).reshape({-1}).to(at::kFloat).contiguous();
+            line += "; sink logit per head:";
+            const auto n = std::min<std::int64_t>(v.numel(), 16);
+            char buf[32];
+            for (std::int64_t h = 0; h < n; ++h) {
+                std::snprintf(buf, sizeof buf, " %.3g", static_cast<double>(v.data_ptr<float>()[h]));
+                line += buf;
+            }
+            if (v.numel() > n) line += " ... (" + std::to_string(v.numel()) + " heads)";
+        }
+        r.notes.push_back(line);
+    }
+    r.notes.push_back(std::string("experts: ") + std::to_string(c.moe.numExperts) + ", top-" +
+                      std::to_string(c.moe.numExpertsPerToken) + ", width " + std::to_string(c.moe.expertIntermediateSize) +
+                      (packed ? "; stored as MXFP4 (blocks of 32 fp4 e2m1 values with one E8M0 scale; U8 tensors "
+                                "*_blocks / *_scales, whose statistics are bytes, not weights)"
+                              : "; stored unquantised"));
 }
 
 /// Compares the checkpoint with the architecture its config names.
@@ -165,12 +199,17 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             const auto c = loadTargetConfig(dir);
             r.kind = "target";
             r.architecture = c.architecture;
-            CheckpointInspection a = r, b = r;
-            compareWithSpecs(a, src, TargetModel::expectedTensors(c, ExpertLayout::PerExpert), {"model.visual.", "mtp.", "visual."});
-            if (c.moe.enabled()) {
-                compareWithSpecs(b, src, TargetModel::expectedTensors(c, ExpertLayout::Fused), {"model.visual.", "mtp.", "visual."});
-                if (b.missing.size() + b.mismatched.size() < a.missing.size() + a.mismatched.size()) a = b;
+            // The expert layout that fits the checkpoint best (gpt-oss: bf16 or MXFP4).
+            const bool gptOss = c.family == TargetFamily::GptOss;
+            std::vector<ExpertLayout> layouts = {gptOss ? ExpertLayout::Fused : ExpertLayout::PerExpert};
+            if (c.moe.enabled()) layouts.push_back(gptOss ? ExpertLayout::Mxfp4 : ExpertLayout::Fused);
+            CheckpointInspection a = r;
+            for (std::size_t i = 0; i < layouts.size(); ++i) {
+                CheckpointInspection b = r;
+                compareWithSpecs(b, src, TargetModel::expectedTensors(c, layouts[i]), {"model.visual.", "mtp.", "visual."});
+                if (i == 0 || b.missing.size() + b.mismatched.size() < a.missing.size() + a.mismatched.size()) a = b;
             }
+            if (gptOss) describeGptOss(r, src, c);
             r.missing = a.missing;
             r.mismatched = a.mismatched;
             r.unexpected = a.unexpected;

@@ -61,12 +61,15 @@ void resolveDrafterLayout(const Fields& top, const Fields* dflash, DrafterConfig
     }
 }
 
-/// Keys of drafter families draftscope does not implement yet: each changes the draft math,
-/// so a config that sets one is refused by name (DFLASH.md section 12).
+/// Keys no drafter family draftscope implements may set: each changes the draft math, so a
+/// config that sets one is refused by name (DFLASH.md section 12).
 inline constexpr config::UnimplementedKey kUnimplementedDrafterKeys[] = {
+    {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
+};
+/// DSpark's keys, refused in any other config (they would be ignored).
+inline constexpr config::UnimplementedKey kDSparkOnlyKeys[] = {
     {"markov_rank", "the DSpark intra-block Markov logit bias (markov_w1, markov_w2) outside a DSpark config (a "
                     "DSpark drafter is in the speculators format: speculators_model_type 'dspark')"},
-    {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
 };
 /// Speculators-format keys that change the drafting layout, refused in a z-lab config (where
 /// the reference would ignore them: a half-converted checkpoint).
@@ -83,7 +86,6 @@ inline constexpr config::UnimplementedKey kDFlash2OnlyKeys[] = {
 };
 /// Keys a speculators `dspark` config may not set: what its Markov walk would do differently.
 inline constexpr config::UnimplementedKey kUnimplementedDSparkKeys[] = {
-    {"projector_type", "a drafter projector other than DFlash's fc + hidden_norm (SGLang projector_type)"},
     {"dspark_draft_topk", "a Markov walk over the top-k candidates of the base logits only (vLLM's truncated "
                           "proposal)"},
 };
@@ -200,8 +202,9 @@ DrafterConfig loadSpeculatorsConfig(const json& j, const std::string& path) {
                                        : "a " + named + " model,") +
                         " but speculators_model_type is '" + type + "'; refusing to guess which one the weights are");
     }
+    refuseUnimplemented(top, kUnimplementedDrafterKeys);
     if (d.family == DrafterFamily::DSpark) refuseUnimplemented(top, kUnimplementedDSparkKeys);
-    else refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    else refuseUnimplemented(top, kDSparkOnlyKeys);
     if (d.family != DrafterFamily::DFlash2) refuseUnimplemented(top, kDFlash2OnlyKeys);
     if (!top.has("transformer_layer_config"))
         throw Error("'" + path + "': a speculators-format drafter (speculators_model_type '" + type +
@@ -347,6 +350,7 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
     d.body.architecture = drafterArchitecture(top);
     const bool hasDflash = top.has("dflash_config");
     refuseUnimplemented(top, kUnimplementedDrafterKeys);
+    refuseUnimplemented(top, kDSparkOnlyKeys);
     refuseUnimplemented(top, kSpeculatorsOnlyKeys);
     const auto& arch = d.body.architecture;
     if (arch == "DFlash2DraftModel") {
@@ -375,6 +379,7 @@ DrafterConfig loadDrafterConfig(const std::string& dir) {
         dflash.emplace(j["dflash_config"], path, "dflash_config");
         refuseUnimplemented(*dflash, kUnimplementedEverywhere);
         refuseUnimplemented(*dflash, kUnimplementedDrafterKeys);
+        refuseUnimplemented(*dflash, kDSparkOnlyKeys);
         refuseUnimplemented(*dflash, kSpeculatorsOnlyKeys);
     }
     if (d.family == DrafterFamily::DFlash2) d.dflash2 = parseDFlash2(top, dflash ? &*dflash : nullptr, d.body);

@@ -108,6 +108,10 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
     c.hiddenAct = f.string("hidden_act", "silu");
     c.modelType = f.string("model_type", c.modelType);
     c.rope = parseRope(f, c.maxPositions);
+    if (const auto rot = static_cast<std::int64_t>(static_cast<double>(c.headDim) * c.rope.partialRotaryFactor); rot % 2)
+        throw Error("'" + f.path() + "': head_dim " + std::to_string(c.headDim) + " x partial_rotary_factor " +
+                    std::to_string(c.rope.partialRotaryFactor) + " gives a rotary dimension of " + std::to_string(rot) +
+                    ", which is odd; rotary embeddings rotate pairs of dimensions, so it must be even");
     refuseUnimplemented(f, kUnimplementedEverywhere);
     c.checkpointDtype = f.string("dtype", f.string("torch_dtype", c.checkpointDtype));
     if (c.numHeads % c.numKvHeads != 0)

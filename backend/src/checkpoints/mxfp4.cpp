@@ -56,7 +56,11 @@ void checkMxfp4(const at::Tensor& blocks, const at::Tensor& scales, const std::s
         std::string idx;
         for (auto i : index) idx += (idx.empty() ? "" : ", ") + std::to_string(i);
         const auto s = scales.reshape({-1})[flat].item<int>();
-        throw Error(where + ": block [" + idx + "] has scale " + std::to_string(s) +
+        const auto suffix = std::string("_blocks");
+        const bool named = name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+        const auto scalesName = named ? name.substr(0, name.size() - suffix.size()) + "_scales" : name + " scales";
+        throw Error("MXFP4 scales '" + scalesName + "' (of '" + name + "'): block [" + idx + "] has scale " +
+                    std::to_string(s) +
                     (s == 255 ? " (E8M0's NaN)" : " (factor 2^" + std::to_string(s - 127) + ", whose values overflow " +
                                                       std::string(c10::toString(dtype)) + ")"));
     }

@@ -1,5 +1,6 @@
 #include "decoding/ddtree_loop.h"
 
+#include "decoding/sampling.h"
 #include "draftscope/ddtree.h"
 #include "draftscope/errors.h"
 
@@ -63,6 +64,7 @@ TreeRunResult runDDTree(const TargetModel& target, const DFlashDrafter& drafter,
     KVCache draftCache = drafter.makeCache();
 
     auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
+    requireFinitePrefillLogits(pre.logits);
     at::Tensor ctx = at::cat(pre.hidden, -1);
     std::int64_t anchor = pre.logits.argmax(-1).item<std::int64_t>();
     r.timing.prefillMs = msSince(t0);

@@ -103,6 +103,7 @@ RunResult runDFlash(const TargetModel& target, const DFlashDrafter& drafter,
 
     // Prefill: features of every prompt position, anchor from the last row.
     auto pre = target.forward(at::tensor(promptIds, longOpts), targetCache, {featIdx, P - 1, {}, {}, {}});
+    requireFinitePrefillLogits(pre.logits);
     // Full blocks replay captured graphs where the target, drafter and device allow.
     VerifyGraph verifier(target, W, featIdx);
     DraftGraph drafterGraph(drafter, target, settings.loop);
@@ -306,6 +307,7 @@ std::vector<std::int64_t> greedyDecode(const TargetModel& target, const std::vec
         if (cancel && cancel->load()) throw Cancelled();
         const auto n = next.size(0);
         const auto r = target.forward(next, cache, {{}, n - 1, {}, {}, {}});
+        if (i == 0) requireFinitePrefillLogits(r.logits);
         const auto token = r.logits.argmax(-1).item<std::int64_t>();
         out.push_back(token);
         if (stops.isStop(token)) break;

@@ -1,5 +1,7 @@
 #include "decoding/sampling.h"
 
+#include "draftscope/errors.h"
+
 #include <tuple>
 
 namespace draftscope {
@@ -21,6 +23,14 @@ at::Tensor samplingProbs(const at::Tensor& logits, const RunSettings& s) {
         probs = probs / probs.sum(-1, true);
     }
     return probs.contiguous();
+}
+
+void requireFinitePrefillLogits(const at::Tensor& logits) {
+    if (logits.isfinite().all().item<bool>()) return;
+    const auto bad = logits.numel() - logits.isfinite().sum().item<std::int64_t>();
+    throw Error("the target's logits after the prompt are not finite (" + std::to_string(bad) + " of " +
+                std::to_string(logits.numel()) + " are NaN or infinite): its weights hold non-finite values or "
+                "overflow the compute dtype; `draftscope-cli inspect` on the target lists non-finite tensors");
 }
 
 at::Tensor pickTokens(const at::Tensor& logits, const RunSettings& s, at::Generator& gen) {

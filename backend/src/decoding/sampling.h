@@ -19,4 +19,9 @@ at::Tensor samplingProbs(const at::Tensor& logits, const RunSettings& s);
 /// of samplingProbs drawn with `gen` (on the CPU), returned on the logits' device.
 at::Tensor pickTokens(const at::Tensor& logits, const RunSettings& s, at::Generator& gen);
 
+/// Throws Error if the target's logits after the prompt (float32 [R, V]) hold a NaN or an
+/// infinity: every argmax of such rows is 0 on both sides, so a loop would report perfect
+/// acceptance of garbage. Checked once per run, after the prefill (one host synchronisation).
+void requireFinitePrefillLogits(const at::Tensor& logits);
+
 }  // namespace draftscope

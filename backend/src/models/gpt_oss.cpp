@@ -78,14 +78,15 @@ GptOssMoe GptOssMoe::load(const LoadTarget& lt, const std::string& p, const Tran
         m.decodeTable_ = mxfp4PairTable(lt.device, lt.dtype);
         if (unpack) {  // [E, rows, cols] packed rows -> HF's [E, cols, rows], expert by expert
             const auto E = m.gateUpBlocks_.size(0);
-            std::vector<at::Tensor> gu, dn;
+            const auto first = m.expert(0);
+            const auto opts = first.first.options();
+            m.gateUp_ = at::empty({E, first.first.size(0), first.first.size(1)}, opts);
+            m.down_ = at::empty({E, first.second.size(0), first.second.size(1)}, opts);
             for (std::int64_t e = 0; e < E; ++e) {
                 const auto [g, d] = m.expert(e);
-                gu.push_back(g.contiguous());
-                dn.push_back(d.contiguous());
+                m.gateUp_.select(0, e).copy_(g);
+                m.down_.select(0, e).copy_(d);
             }
-            m.gateUp_ = at::stack(gu);
-            m.down_ = at::stack(dn);
             m.gateUpBlocks_ = m.gateUpScales_ = m.downBlocks_ = m.downScales_ = at::Tensor();
         }
     } else {

@@ -31,8 +31,8 @@ struct LoadTarget {
 /// (HF Qwen3RMSNorm.) x: [..., D]; returns x's shape and dtype.
 /// With `zeroCentered` (HF Qwen3_5RMSNorm): normalise in float32, multiply by (1 + w) in
 /// float32, then cast to the input dtype; the checkpoint stores w centred on 0.
-/// With `weightFirst` (HF GptOssRMSNorm): normalise in float32, multiply by w in float32
-/// (HF keeps these weights in float32: `_keep_in_fp32_modules`), then cast.
+/// With `weightFirst` (HF GptOssRMSNorm): normalise in float32, multiply by w in float32 (HF's
+/// bf16 weight times float32 activations promotes to float32), then cast.
 struct RmsNorm {
     at::Tensor weight;  ///< [D]
     double eps = 1e-6;
