@@ -112,14 +112,7 @@ at::Tensor GptOssMoe::operator()(const at::Tensor& x, at::Tensor* chosenOut) con
     if (chosenOut) *chosenOut = chosen;
 
     auto out = at::zeros_like(x);
-    const auto E = router_.weight.size(0);
-    const auto hit = at::bincount(chosen.reshape({-1}), {}, E).nonzero().reshape({-1}).to(at::kCPU);
-    const auto* hitIdx = hit.data_ptr<std::int64_t>();
-    const auto chosenT = chosen.t();  // [k, T]
-    for (std::int64_t i = 0; i < hit.numel(); ++i) {
-        const auto e = hitIdx[i];
-        const auto where = at::nonzero(chosenT == e);  // (position, token), position-major
-        const auto pos = where.select(1, 0), token = where.select(1, 1);
+    forEachChosenExpert(chosen, router_.weight.size(0), [&](std::int64_t e, const at::Tensor& token, const at::Tensor& pos) {
         const auto [gateUp, down] = expert(e);
         const auto gu = at::matmul(x.index_select(0, token), gateUp) + gateUpBias_.select(0, e);
         const auto I = gu.size(-1) / 2;
@@ -129,7 +122,7 @@ at::Tensor GptOssMoe::operator()(const at::Tensor& x, at::Tensor* chosenOut) con
         auto h = at::matmul((up + 1) * glu, down) + downBias_.select(0, e);
         h = h * flatWeights.index_select(0, token * topK_ + pos).unsqueeze(-1);
         out.index_add_(0, token, h.to(out.scalar_type()));
-    }
+    });
     return out;
 }
 

@@ -75,6 +75,18 @@ SparseMoeMlp SparseMoeMlp::load(const LoadTarget& lt, const std::string& p, cons
     return m;
 }
 
+void forEachChosenExpert(const at::Tensor& chosen, std::int64_t numExperts,
+                         const std::function<void(std::int64_t, const at::Tensor&, const at::Tensor&)>& visit) {
+    // Experts hit by any token, ascending (HF: one_hot(...).sum > 0 .nonzero()).
+    const auto hit = at::bincount(chosen.reshape({-1}), {}, numExperts).nonzero().reshape({-1}).to(at::kCPU);
+    const auto* hitIdx = hit.data_ptr<std::int64_t>();
+    const auto chosenT = chosen.t();  // [k, T]: HF's expert_mask[e] is indexed [top-k position, token]
+    for (std::int64_t i = 0; i < hit.numel(); ++i) {
+        const auto where = at::nonzero(chosenT == hitIdx[i]);  // [n, 2]: (position, token), position-major
+        visit(hitIdx[i], where.select(1, 1), where.select(1, 0));
+    }
+}
+
 at::Tensor SparseMoeMlp::operator()(const at::Tensor& x) const {
     const auto probs = at::softmax(router_(x), -1, at::kFloat);  // [T, E] float32
     auto [weights, chosen] = at::topk(probs, topK_, -1);           // [T, k]
@@ -82,21 +94,12 @@ at::Tensor SparseMoeMlp::operator()(const at::Tensor& x) const {
     const auto flatWeights = weights.reshape({-1});
 
     auto out = at::zeros_like(x);
-    // Experts hit by any token, ascending (HF: one_hot(...).sum > 0 .nonzero()).
-    const auto hit = at::bincount(chosen.reshape({-1}), {}, static_cast<std::int64_t>(experts_.size()))
-                         .nonzero()
-                         .reshape({-1})
-                         .to(at::kCPU);
-    const auto* hitIdx = hit.data_ptr<std::int64_t>();
-    const auto chosenT = chosen.t();  // [k, T]: HF's expert_mask[e] is indexed [top-k position, token]
-    for (std::int64_t i = 0; i < hit.numel(); ++i) {
-        const auto e = hitIdx[i];
-        const auto where = at::nonzero(chosenT == e);  // [n, 2]: (position, token), position-major
-        const auto pos = where.select(1, 0), token = where.select(1, 1);
-        auto h = experts_[static_cast<std::size_t>(e)](x.index_select(0, token));
-        h = h * flatWeights.index_select(0, token * topK_ + pos).unsqueeze(-1);  // float32 product
-        out.index_add_(0, token, h.to(out.scalar_type()));
-    }
+    forEachChosenExpert(chosen, static_cast<std::int64_t>(experts_.size()),
+                        [&](std::int64_t e, const at::Tensor& token, const at::Tensor& pos) {
+                            auto h = experts_[static_cast<std::size_t>(e)](x.index_select(0, token));
+                            h = h * flatWeights.index_select(0, token * topK_ + pos).unsqueeze(-1);  // float32 product
+                            out.index_add_(0, token, h.to(out.scalar_type()));
+                        });
     if (shared_) out = out + at::sigmoid(sharedGate_(x)) * (*shared_)(x);
     return out;
 }

@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,14 @@ enum class ExpertLayout {
 /// start with `weightPrefix`: Mxfp4 if any `<prefix>layers.*.mlp.experts.gate_up_proj_blocks`
 /// exists, else Fused if any `<prefix>layers.*.mlp.experts.gate_up_proj`, else PerExpert.
 ExpertLayout detectExpertLayout(const std::vector<std::string>& tensorNames, const std::string& weightPrefix);
+
+/// HF's eager `*Experts` dispatch, shared by every MoE block: for each expert chosen by some
+/// token (`chosen` int64 [T, k]), in ascending index, calls visit(e, token, position) with the
+/// tokens that chose it and the top-k slot each chose it in (int64 [n], position-major, as
+/// HF's `torch.where(expert_mask[e])`). One host synchronisation for the hit experts and one
+/// per expert for its tokens.
+void forEachChosenExpert(const at::Tensor& chosen, std::int64_t numExperts,
+                         const std::function<void(std::int64_t, const at::Tensor&, const at::Tensor&)>& visit);
 
 /// One sparse MoE MLP (weights under `<layer>.mlp.`): router `gate.weight` [E, H], E SwiGLU
 /// experts of width `moe_intermediate_size`, and for Qwen3-Next / Qwen3.5-MoE a shared
