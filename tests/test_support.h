@@ -35,7 +35,7 @@ inline std::string demoDrafter() { return std::string(DRAFTSCOPE_DEMO_DIR) + "/d
 /// The three fixture drafters by their golden names.
 inline std::string drafterDir(const std::string& name) {
     if (name == "drafter-good") return demoDrafter();
-    return dataPath("models/" + name);
+    return unpackedDataPath("models/" + name);  // stored xz-compressed (FIXTURES.md)
 }
 
 inline const nlohmann::json& goldens() {

@@ -31,15 +31,37 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def unpacked(rel):
+    """A fixture folder of tests/data whose files may be xz-compressed (FIXTURES.md), with every
+    *.xz unpacked into a temporary copy (as the CMake build unpacks them for the suites)."""
+    src = os.path.join(ROOT, rel)
+    if not any(n.endswith(".xz") for n in os.listdir(src)):
+        return src
+    dst = os.path.join(tempfile.gettempdir(), "draftscope-fixtures", rel)
+    os.makedirs(dst, exist_ok=True)
+    for n in os.listdir(src):
+        if n.endswith(".xz"):
+            out = os.path.join(dst, n[:-3])
+            if not os.path.exists(out):
+                with lzma.open(os.path.join(src, n)) as f, open(out + ".part", "wb") as g:
+                    shutil.copyfileobj(f, g)
+                os.replace(out + ".part", out)
+        else:
+            shutil.copy(os.path.join(src, n), os.path.join(dst, n))
+    return dst
+
+
 DRAFTERS = {
     "drafter-good": os.path.join(ROOT, "resources/demo/drafter"),
-    "drafter-anchor-leak": os.path.join(ROOT, "tests/data/models/drafter-anchor-leak"),
-    "drafter-label-shift": os.path.join(ROOT, "tests/data/models/drafter-label-shift"),
+    "drafter-anchor-leak": unpacked("tests/data/models/drafter-anchor-leak"),
+    "drafter-label-shift": unpacked("tests/data/models/drafter-label-shift"),
 }
 VARIANT_DRAFTERS = {
-    "drafter-swa": os.path.join(ROOT, "tests/data/models/drafter-swa"),
-    "drafter-modelopt-swa": os.path.join(ROOT, "tests/data/models/drafter-modelopt-swa"),
-    "drafter-yarn": os.path.join(ROOT, "tests/data/models/drafter-yarn"),
+    "drafter-swa": unpacked("tests/data/models/drafter-swa"),
+    "drafter-modelopt-swa": unpacked("tests/data/models/drafter-modelopt-swa"),
+    "drafter-yarn": unpacked("tests/data/models/drafter-yarn"),
     "drafter-good": os.path.join(ROOT, "resources/demo/drafter"),
 }
 # golden section -> (--loop value, stop at eos)
