@@ -31,9 +31,17 @@ enum class TargetFamily {
     /// over the chosen k, clamped `(up + 1) * gate * sigmoid(1.702 gate)` experts with biases
     /// (bf16 or MXFP4-packed), RMSNorm weights applied in float32 before the cast.
     GptOss,
+    /// Gemma 4 text models (HF `models/gemma4/modeling_gemma4.py`, `Gemma4TextModel`):
+    /// embeddings x sqrt(hidden), sandwich RMSNorms (weights in float32, `pow(ms + eps,
+    /// -0.5)`), per-head q/k norms and a weightless v norm, attention scale 1,
+    /// `sliding_attention` / `full_attention` layers with their own head size, kv heads and
+    /// rotary schedule (Gemma4Config), GELU-tanh MLPs, optionally a parallel MoE block,
+    /// per-layer inputs and KV sharing, a per-layer output scalar and final logit
+    /// soft-capping.
+    Gemma4,
 };
 
-/// "Qwen3", "Qwen2", "Llama", "Qwen3_5" or "GptOss".
+/// "Qwen3", "Qwen2", "Llama", "Qwen3_5", "GptOss" or "Gemma4".
 const char* targetFamilyName(TargetFamily family);
 
 /// Gated DeltaNet hyper-parameters of a hybrid target (HF `Qwen3_5TextConfig.linear_*`;
@@ -75,7 +83,10 @@ struct MoeConfig {
     }
 };
 
-/// Rotary embedding parameters. `type` is "default", "linear", "llama3" or "yarn".
+/// Rotary embedding parameters. `type` is "default", "linear", "llama3", "yarn" or (Gemma 4's
+/// full-attention layers) "proportional": HF `_compute_proportional_rope_parameters`, which
+/// rotates the first floor(partial_rotary_factor * head_dim / 2) frequency pairs of the whole
+/// head (frequency base^(-2i / head_dim)) and leaves the other pairs unrotated.
 struct RopeConfig {
     double theta = 10000.0;
     std::string type = "default";
@@ -92,6 +103,30 @@ struct RopeConfig {
     std::optional<double> mscaleAllDim;      ///< `mscale_all_dim`
     std::optional<double> attentionFactor;   ///< `attention_factor` (overrides the mscale rule)
     bool truncate = true;                    ///< `truncate`: floor/ceil the correction range
+};
+
+/// Gemma 4's fields (HF `Gemma4TextConfig`, transformers 5.17; defaults are HF's). The
+/// sliding layers use TransformerConfig::headDim, numKvHeads, rope and slidingWindow; the
+/// full layers the values below.
+struct Gemma4Config {
+    std::int64_t globalHeadDim = 512;     ///< `global_head_dim`: head size of full_attention layers
+    /// `num_global_key_value_heads`: kv heads of full layers when attentionKEqV (HF applies it
+    /// only then); 0 = num_key_value_heads.
+    std::int64_t numGlobalKvHeads = 0;
+    /// `attention_k_eq_v`: full layers have no v_proj; their values are the raw key projection
+    /// (before the key norm and rotary), normalised by the weightless v norm.
+    bool attentionKEqV = false;
+    std::int64_t perLayerInputSize = 256;   ///< `hidden_size_per_layer_input` P; 0 = no per-layer inputs
+    std::int64_t perLayerVocabSize = 262144;  ///< `vocab_size_per_layer_input`
+    /// `num_kv_shared_layers` n: layers L-n..L-1 compute no keys/values and attend with those
+    /// of the last earlier layer of their type.
+    std::int64_t numKvSharedLayers = 0;
+    bool doubleWideMlp = false;  ///< `use_double_wide_mlp`: KV-shared layers' MLP is 2 x intermediate_size
+    std::optional<double> finalLogitSoftcapping;  ///< `final_logit_softcapping` c: logits = c tanh(l / c)
+    RopeConfig fullRope;  ///< `rope_parameters.full_attention` (HF default: proportional, 0.25, theta 1e6)
+    /// `enable_moe_block`: every layer adds a routed expert block (TransformerConfig::moe:
+    /// `num_experts`, `top_k_experts`, `moe_intermediate_size`) to its dense MLP.
+    bool moeBlock = false;
 };
 
 /// The derived YaRN quantities (DFLASH.md section 11, HF `_compute_yarn_parameters`).
@@ -138,6 +173,7 @@ struct TransformerConfig {
     std::string quantization;
     LinearAttentionConfig linearAttention;  ///< Qwen3_5 only
     MoeConfig moe;                          ///< MoE targets only (numExperts 0 otherwise)
+    Gemma4Config gemma4;                    ///< Gemma4 only
     std::vector<std::int64_t> eosTokenIds;
     /// `dtype` (5.x) or `torch_dtype` (4.x): the dtype the checkpoint was saved in, e.g.
     /// "bfloat16"; empty if the config does not say.
@@ -152,6 +188,30 @@ struct TransformerConfig {
         for (const auto& t : layerTypes)
             if (t == "linear_attention") return true;
         return false;
+    }
+    bool isSlidingLayer(std::int64_t layer) const {
+        return layerTypes.at(static_cast<std::size_t>(layer)) == "sliding_attention";
+    }
+    /// Head size of `layer`: Gemma 4's full layers have their own (globalHeadDim).
+    std::int64_t headDimOf(std::int64_t layer) const {
+        return family == TargetFamily::Gemma4 && !isSlidingLayer(layer) ? gemma4.globalHeadDim : headDim;
+    }
+    /// Key/value heads of `layer` (Gemma 4's full layers with attention_k_eq_v: numGlobalKvHeads).
+    std::int64_t kvHeadsOf(std::int64_t layer) const {
+        if (family == TargetFamily::Gemma4 && !isSlidingLayer(layer) && gemma4.attentionKEqV && gemma4.numGlobalKvHeads > 0)
+            return gemma4.numGlobalKvHeads;
+        return numKvHeads;
+    }
+    /// Gemma 4 KV sharing: the layer whose keys and values `layer` attends with (HF
+    /// `Gemma4TextAttention.is_kv_shared_layer`: the last layer of the same type before the
+    /// shared ones), or -1 where it computes its own.
+    std::int64_t kvSourceLayer(std::int64_t layer) const {
+        if (family != TargetFamily::Gemma4 || gemma4.numKvSharedLayers <= 0) return -1;
+        const auto first = numLayers - gemma4.numKvSharedLayers;
+        if (layer < first) return -1;
+        for (auto l = first - 1; l >= 0; --l)
+            if (layerTypes[static_cast<std::size_t>(l)] == layerTypes[static_cast<std::size_t>(layer)]) return l;
+        return -1;
     }
 };
 

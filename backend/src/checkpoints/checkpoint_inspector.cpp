@@ -155,6 +155,44 @@ void describeGptOss(CheckpointInspection& r, const TensorSource& src, const Tran
                               : "; stored unquantised"));
 }
 
+/// Gemma 4's parts in words: each layer's type, head size, kv heads, window and rotary
+/// schedule, which layers borrow another's keys and values, and the model-wide parts
+/// (docs/ENGINE.md, "Gemma 4 targets").
+void describeGemma4(CheckpointInspection& r, const TransformerConfig& c) {
+    const auto& g = c.gemma4;
+    auto rope = [](const RopeConfig& p) {
+        char buf[96];
+        if (p.type == "proportional")
+            std::snprintf(buf, sizeof buf, "proportional rope %.3g of the head, theta %.6g", p.partialRotaryFactor, p.theta);
+        else
+            std::snprintf(buf, sizeof buf, "default rope, theta %.6g", p.theta);
+        return std::string(buf);
+    };
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const bool sliding = c.isSlidingLayer(l);
+        std::string line = "layer " + std::to_string(l) + ": " + c.layerTypes[static_cast<std::size_t>(l)] +
+                           (sliding ? " (window " + std::to_string(c.slidingWindow) + ")" : std::string()) +
+                           "; head " + std::to_string(c.headDimOf(l)) + ", " + std::to_string(c.kvHeadsOf(l)) +
+                           " kv heads; " + rope(sliding ? c.rope : g.fullRope);
+        if (!sliding && g.attentionKEqV) line += "; values = keys (attention_k_eq_v)";
+        if (const auto src = c.kvSourceLayer(l); src >= 0) line += "; keys and values of layer " + std::to_string(src);
+        r.notes.push_back(line);
+    }
+    std::string model = "embeddings x sqrt(" + std::to_string(c.hiddenSize) + ")";
+    if (g.perLayerInputSize)
+        model += "; per-layer inputs of " + std::to_string(g.perLayerInputSize) + " over " +
+                 std::to_string(g.perLayerVocabSize) + " tokens";
+    if (g.moeBlock)
+        model += "; MoE block beside each dense MLP: " + std::to_string(c.moe.numExperts) + " experts, top-" +
+                 std::to_string(c.moe.numExpertsPerToken) + ", width " + std::to_string(c.moe.expertIntermediateSize);
+    if (g.finalLogitSoftcapping) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "; logits soft-capped at %.6g", *g.finalLogitSoftcapping);
+        model += buf;
+    }
+    r.notes.push_back(model);
+}
+
 /// Compares the checkpoint with the architecture its config names.
 void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
     std::error_code ec;
@@ -206,10 +244,11 @@ void architectureCheck(CheckpointInspection& r, const TensorSource& src) {
             CheckpointInspection a = r;
             for (std::size_t i = 0; i < layouts.size(); ++i) {
                 CheckpointInspection b = r;
-                compareWithSpecs(b, src, TargetModel::expectedTensors(c, layouts[i]), {"model.visual.", "mtp.", "visual."});
+                compareWithSpecs(b, src, TargetModel::expectedTensors(c, layouts[i]), TargetModel::ignoredTensorPrefixes(c));
                 if (i == 0 || b.missing.size() + b.mismatched.size() < a.missing.size() + a.mismatched.size()) a = b;
             }
             if (gptOss) describeGptOss(r, src, c);
+            if (c.family == TargetFamily::Gemma4) describeGemma4(r, c);
             r.missing = a.missing;
             r.mismatched = a.mismatched;
             r.unexpected = a.unexpected;

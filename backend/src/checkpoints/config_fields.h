@@ -30,6 +30,9 @@ public:
         : j_(j), path_(std::move(path)), scope_(std::move(scope)) {}
 
     bool has(const char* key) const { return j_.contains(key) && !j_[key].is_null(); }
+    /// True if the key is written at all, null included (HF tells an absent key, which takes
+    /// the class default, from an explicit null).
+    bool present(const char* key) const { return j_.contains(key); }
     const json& raw(const char* key) const { return j_[key]; }
 
     std::int64_t positiveInt(const char* key) const {
@@ -109,7 +112,10 @@ private:
             {"linear_num_value_heads", 1024},  {"linear_key_head_dim", 4096},   {"linear_value_head_dim", 4096},
             {"num_experts", 4096},             {"num_local_experts", 4096},     {"num_experts_per_tok", 4096},
             {"moe_intermediate_size", 1 << 20}, {"shared_expert_intermediate_size", 1 << 20},
-            {"num_target_layers", 1024},       {"full_attention_interval", 1024}};
+            {"num_target_layers", 1024},       {"full_attention_interval", 1024},
+            {"global_head_dim", 4096},         {"num_global_key_value_heads", 1024},
+            {"hidden_size_per_layer_input", 1 << 17}, {"vocab_size_per_layer_input", 1 << 24},
+            {"num_kv_shared_layers", 1024},    {"top_k_experts", 4096}};
         const auto it = limits.find(key);
         return it == limits.end() ? (std::int64_t{1} << 30) : it->second;
     }

@@ -136,6 +136,10 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
         // HF GptOssConfig: even layers (0, 2, ...) slide, odd layers see everything.
         for (std::int64_t i = 0; i < c.numLayers; ++i)
             c.layerTypes.push_back((i + 1) % 2 ? "sliding_attention" : "full_attention");
+    } else if (c.family == TargetFamily::Gemma4) {
+        // HF Gemma4TextConfig: five sliding layers, then one full (parseGemma4 sets them).
+        for (std::int64_t i = 0; i < c.numLayers; ++i)
+            c.layerTypes.push_back((i + 1) % 6 ? "sliding_attention" : "full_attention");
     } else if (c.family == TargetFamily::Qwen3_5) {
         // HF Qwen3_5TextConfig: every full_attention_interval-th layer is full attention.
         const auto interval = f.positiveInt("full_attention_interval", 4);
@@ -146,13 +150,14 @@ void parseTransformer(const Fields& f, TransformerConfig& c, bool intermediateOp
     }
     for (const auto& t : c.layerTypes) {
         if (t == "full_attention") continue;
-        if (t == "sliding_attention" && (drafter || c.family == TargetFamily::GptOss)) continue;
+        const bool slides = c.family == TargetFamily::GptOss || c.family == TargetFamily::Gemma4;
+        if (t == "sliding_attention" && (drafter || slides)) continue;
         if (t == "linear_attention" && c.family == TargetFamily::Qwen3_5) continue;
         throw Error("'" + f.path() + "': layer type '" + t + "' is not supported " +
                     (c.family == TargetFamily::Qwen3_5
                          ? std::string("(Qwen3.5 layers are full_attention or linear_attention)")
-                         : drafter || c.family == TargetFamily::GptOss
-                               ? std::string(drafter ? "in a drafter" : "in a gpt-oss target") +
+                         : drafter || c.family == TargetFamily::GptOss || c.family == TargetFamily::Gemma4
+                               ? std::string(drafter ? "in a drafter" : "in a " + std::string(targetFamilyName(c.family)) + " target") +
                                      " (layer_types entries must be full_attention or sliding_attention)"
                                    : std::string("for this architecture (only full_attention layers; linear_attention "
                                                  "needs a Qwen3_5 architecture)")));
@@ -188,6 +193,7 @@ const char* targetFamilyName(TargetFamily family) {
         case TargetFamily::Llama: return "Llama";
         case TargetFamily::Qwen3_5: return "Qwen3_5";
         case TargetFamily::GptOss: return "GptOss";
+        case TargetFamily::Gemma4: return "Gemma4";
     }
     return "?";
 }

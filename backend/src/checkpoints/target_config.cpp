@@ -5,6 +5,8 @@
 #include "draftscope/errors.h"
 #include "draftscope/model_config.h"
 
+#include <algorithm>
+
 namespace draftscope {
 
 using namespace config;
@@ -17,6 +19,12 @@ constexpr UnimplementedKey kUnimplementedInTargets[] = {
     {"input_embedding_scale", "scaled input embeddings"},
     {"output_multiplier", "scaled output logits"},
     {"final_logit_softcapping", "final logit soft-capping in a target"},
+};
+/// The same for Gemma 4, which soft-caps its logits (Gemma4Config::finalLogitSoftcapping).
+constexpr UnimplementedKey kUnimplementedInGemma4[] = {
+    {"use_sliding_window", "sliding-window attention switched by use_sliding_window"},
+    {"input_embedding_scale", "scaled input embeddings"},
+    {"output_multiplier", "scaled output logits"},
 };
 
 /// Which HF MoE block an architecture uses (defaults and router rule differ).
@@ -88,6 +96,139 @@ void parseGptOss(const Fields& f, TransformerConfig& c) {
                     ") exceeds the number of experts " + f.name(expertsKey) + " (" + std::to_string(m.numExperts) + ")");
 }
 
+/// One layer type's entry of Gemma 4's `rope_parameters` (HF Gemma4TextRotaryEmbedding): rope
+/// type "default" or "proportional" (optional `factor`, `partial_rotary_factor`), theta;
+/// `headDim` is the head size the schedule is computed over (HF: head_dim for default,
+/// global_head_dim for a proportional full layer). Other types are refused by name.
+RopeConfig parseGemma4Rope(const Fields& params, const std::string& type, std::int64_t headDim,
+                           std::int64_t layerHeadDim) {
+    RopeConfig r;
+    r.type = params.string("rope_type", "default");
+    r.theta = params.number("rope_theta", type == "full_attention" ? 1e6 : 10000.0);
+    if (!(r.theta > 0)) throw Error("'" + params.path() + "': " + params.name("rope_theta") + " must be positive");
+    if (r.type == "proportional") {
+        r.factor = params.number("factor", 1.0);
+        r.partialRotaryFactor = params.number("partial_rotary_factor", 1.0);
+        if (!(r.factor > 0)) throw Error("'" + params.path() + "': " + params.name("factor") + " must be positive");
+        if (!(r.partialRotaryFactor > 0 && r.partialRotaryFactor <= 1))
+            throw Error("'" + params.path() + "': " + params.name("partial_rotary_factor") + " must be in (0, 1]");
+        return r;
+    }
+    if (r.type != "default")
+        throw Error("'" + params.path() + "': " + params.name("rope_type") + " '" + escapeNonPrintable(r.type) +
+                    "' is not supported for Gemma 4 " + type + " layers (supported: default, proportional)");
+    for (const char* key : {"factor", "partial_rotary_factor"})
+        if (params.has(key))
+            throw Error("'" + params.path() + "': " + params.name(key) + " with rope_type default: HF's default "
+                        "Gemma 4 schedule ignores it; refusing a config whose intent is unclear");
+    if (headDim != layerHeadDim)  // HF computes the default schedule over head_dim for every layer
+        throw Error("'" + params.path() + "': rope_type default on " + type + " layers rotates head_dim (" +
+                    std::to_string(headDim) + ") dimensions, but those layers have " + std::to_string(layerHeadDim) +
+                    " (global_head_dim); HF transformers cannot run this config either");
+    return r;
+}
+
+/// Gemma 4's fields with HF Gemma4TextConfig's defaults (transformers 5.17): head_dim 256,
+/// 4 kv heads, sliding_window 512, layer_types five sliding then one full (the last layer
+/// always full, as HF forces), rope_parameters per layer type (sliding: default, theta 1e4;
+/// full: proportional, partial 0.25, theta 1e6), global_head_dim 512, per-layer inputs of
+/// 256 over 262144 tokens, tied embeddings; `hidden_activation` gelu_pytorch_tanh only,
+/// `use_bidirectional_attention` "all" refused (text prompts are causal under "vision").
+void parseGemma4(const Fields& f, TransformerConfig& c) {
+    auto& g = c.gemma4;
+    if (!f.has("head_dim")) c.headDim = 256;
+    if (!f.has("num_key_value_heads")) c.numKvHeads = 4;
+    if (c.numHeads % c.numKvHeads)
+        throw Error("'" + f.path() + "': num_attention_heads (" + std::to_string(c.numHeads) +
+                    ") is not a multiple of num_key_value_heads (" + std::to_string(c.numKvHeads) +
+                    (f.has("num_key_value_heads") ? ")" : ", HF Gemma4TextConfig's default)"));
+    if (!f.has("max_position_embeddings")) c.maxPositions = 131072;
+    c.slidingWindow = f.positiveInt("sliding_window", 512);
+    const auto act = f.string("hidden_activation", "gelu_pytorch_tanh");
+    if (act != "gelu_pytorch_tanh")
+        throw Error("'" + f.path() + "': " + f.name("hidden_activation") + " '" + escapeNonPrintable(act) +
+                    "' is not supported for Gemma 4 (expected gelu_pytorch_tanh)");
+    c.hiddenAct = act;
+    if (f.has("use_bidirectional_attention")) {
+        const auto b = f.string("use_bidirectional_attention", "");
+        if (b != "vision")
+            throw Error("'" + f.path() + "': " + f.name("use_bidirectional_attention") + " = \"" + escapeNonPrintable(b) +
+                        "\" makes text tokens attend bidirectionally, which draftscope does not implement (\"vision\" "
+                        "and null keep text causal)");
+    }
+    c.layerTypes.back() = "full_attention";  // HF Gemma4TextConfig forces the last layer full
+    g.globalHeadDim = f.positiveInt("global_head_dim", 512);
+    g.attentionKEqV = f.boolean("attention_k_eq_v", false);
+    g.numGlobalKvHeads = g.attentionKEqV ? f.positiveInt("num_global_key_value_heads", 0) : 0;
+    if (g.numGlobalKvHeads && c.numHeads % g.numGlobalKvHeads)
+        throw Error("'" + f.path() + "': num_attention_heads (" + std::to_string(c.numHeads) +
+                    ") is not a multiple of " + f.name("num_global_key_value_heads") + " (" +
+                    std::to_string(g.numGlobalKvHeads) + ")");
+    // hidden_size_per_layer_input: HF's default is 256 when the key is absent; null or 0 turn
+    // per-layer inputs off (HF tests the value's truth).
+    if (!f.present("hidden_size_per_layer_input")) g.perLayerInputSize = 256;
+    else if (!f.has("hidden_size_per_layer_input") || (f.raw("hidden_size_per_layer_input").is_number_integer() &&
+                                                       f.raw("hidden_size_per_layer_input").get<std::int64_t>() == 0))
+        g.perLayerInputSize = 0;
+    else g.perLayerInputSize = f.positiveInt("hidden_size_per_layer_input");
+    g.perLayerVocabSize = g.perLayerInputSize ? f.positiveInt("vocab_size_per_layer_input", 262144) : 0;
+    if (f.has("num_kv_shared_layers") && !(f.raw("num_kv_shared_layers").is_number_integer() &&
+                                           f.raw("num_kv_shared_layers").get<std::int64_t>() == 0))
+        g.numKvSharedLayers = f.positiveInt("num_kv_shared_layers");
+    if (g.numKvSharedLayers >= c.numLayers)
+        throw Error("'" + f.path() + "': " + f.name("num_kv_shared_layers") + " (" + std::to_string(g.numKvSharedLayers) +
+                    ") must be less than num_hidden_layers (" + std::to_string(c.numLayers) + ")");
+    for (auto l = c.numLayers - g.numKvSharedLayers; l < c.numLayers; ++l)
+        if (c.kvSourceLayer(l) < 0)
+            throw Error("'" + f.path() + "': layer " + std::to_string(l) + " (" + c.layerTypes[static_cast<std::size_t>(l)] +
+                        ") shares keys and values (num_kv_shared_layers " + std::to_string(g.numKvSharedLayers) +
+                        ") but no earlier layer has its type");
+    g.doubleWideMlp = f.boolean("use_double_wide_mlp", false);
+    if (f.has("final_logit_softcapping")) {
+        g.finalLogitSoftcapping = f.number("final_logit_softcapping", 0.0);
+        if (!(*g.finalLogitSoftcapping > 0))
+            throw Error("'" + f.path() + "': " + f.name("final_logit_softcapping") + " must be positive");
+    }
+    // rope_parameters: {layer type: {rope_type, rope_theta, ...}}; null takes HF's defaults.
+    c.rope = RopeConfig{};
+    c.rope.theta = 10000.0;
+    g.fullRope = RopeConfig{};
+    g.fullRope.type = "proportional";
+    g.fullRope.partialRotaryFactor = 0.25;
+    g.fullRope.theta = 1e6;
+    if (f.has("rope_parameters")) {
+        const auto& rp = f.raw("rope_parameters");
+        if (!rp.is_object()) f.wrong("rope_parameters", "an object keyed by layer type", rp);
+        for (const auto& [key, value] : rp.items())
+            if (key != "sliding_attention" && key != "full_attention")
+                throw Error("'" + f.path() + "': " + f.name("rope_parameters") + " has an entry '" + escapeNonPrintable(key) +
+                            "'; Gemma 4 expects one per layer type (sliding_attention, full_attention)");
+        for (const char* type : {"sliding_attention", "full_attention"}) {
+            const bool used = std::find(c.layerTypes.begin(), c.layerTypes.end(), type) != c.layerTypes.end();
+            if (!used) continue;
+            const auto name = f.name("rope_parameters") + "." + type;
+            if (!rp.contains(type) || !rp[type].is_object())
+                throw Error("'" + f.path() + "': " + name + " must be an object (the layers of that type rotate "
+                            "their queries and keys)");
+            const bool full = std::string(type) == "full_attention";
+            const Fields params(rp[type], f.path(), name);
+            (full ? g.fullRope : c.rope) = parseGemma4Rope(params, type, c.headDim, full ? g.globalHeadDim : c.headDim);
+        }
+    }
+    // The parallel MoE block.
+    if (f.boolean("enable_moe_block", false)) {
+        g.moeBlock = true;
+        auto& m = c.moe;
+        m.numExperts = f.positiveInt("num_experts");
+        m.numExpertsPerToken = f.positiveInt("top_k_experts");
+        m.expertIntermediateSize = f.positiveInt("moe_intermediate_size");
+        m.normTopkProb = true;
+        if (m.numExpertsPerToken > m.numExperts)
+            throw Error("'" + f.path() + "': " + f.name("top_k_experts") + " (" + std::to_string(m.numExpertsPerToken) +
+                        ") exceeds the number of experts " + f.name("num_experts") + " (" + std::to_string(m.numExperts) + ")");
+    }
+}
+
 /// `quantization_config`: gpt-oss's MXFP4 experts are read (c.quantization = "mxfp4"); any
 /// other method, or MXFP4 on another architecture, is refused by name.
 void parseQuantization(const Fields& top, const json& j, TransformerConfig& c) {
@@ -140,6 +281,8 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
         {"Qwen3_5MoeForCausalLM", TargetFamily::Qwen3_5, MoeKind::Qwen3_5Moe},
         {"Qwen3_5MoeForConditionalGeneration", TargetFamily::Qwen3_5, MoeKind::Qwen3_5Moe},
         {"GptOssForCausalLM", TargetFamily::GptOss, MoeKind::GptOss},
+        {"Gemma4ForCausalLM", TargetFamily::Gemma4, MoeKind::None},
+        {"Gemma4ForConditionalGeneration", TargetFamily::Gemma4, MoeKind::None},
     };
     bool known = false;
     MoeKind moeKind = MoeKind::None;
@@ -156,7 +299,8 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
                     "' is not supported (supported targets: Qwen3ForCausalLM, Qwen2ForCausalLM, "
                     "LlamaForCausalLM, MistralForCausalLM, Qwen3_5ForCausalLM, "
                     "Qwen3_5ForConditionalGeneration, Qwen3MoeForCausalLM, Qwen3NextForCausalLM, "
-                    "Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, GptOssForCausalLM)");
+                    "Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, GptOssForCausalLM, "
+                    "Gemma4ForCausalLM, Gemma4ForConditionalGeneration)");
     }
 
     // Vision-language checkpoints nest the language model's fields under text_config.
@@ -171,15 +315,19 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
     parseTransformer(f, c, /*intermediateOptional=*/moeKind != MoeKind::None);
     if (moeKind == MoeKind::GptOss) parseGptOss(f, c);
     else if (moeKind != MoeKind::None) parseMoe(f, moeKind, c);
+    if (c.family == TargetFamily::Gemma4) parseGemma4(f, c);
     parseQuantization(top, j, c);
-    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", false));
+    // HF Gemma4TextConfig and Gemma4Config tie the head to the embeddings by default.
+    const bool tiedByDefault = c.family == TargetFamily::Gemma4;
+    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", tiedByDefault));
     if (c.eosTokenIds.empty() && top.has("eos_token_id")) {
         const auto& e = j["eos_token_id"];
         if (e.is_number_integer()) c.eosTokenIds = {e.get<std::int64_t>()};
         else c.eosTokenIds = top.intList("eos_token_id");
     }
     if (c.family == TargetFamily::Qwen2) c.attentionBias = true;  // Qwen2 always has q/k/v bias
-    refuseUnimplemented(f, kUnimplementedInTargets);
+    if (c.family == TargetFamily::Gemma4) refuseUnimplemented(f, kUnimplementedInGemma4);
+    else refuseUnimplemented(f, kUnimplementedInTargets);
     if (c.architecture == "MistralForCausalLM" && f.has("sliding_window"))  // HF Mistral always applies it
         throw Error("'" + path + "': '" + f.name("sliding_window") +
                     "' asks for sliding-window attention in a target, which draftscope does not implement");

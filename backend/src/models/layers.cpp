@@ -17,7 +17,9 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
     if (weightFirst) {  // HF GptOssRMSNorm: (weight * (x_f32 * rsqrt(var + eps))).to(dtype)
         const auto xf = x.to(at::kFloat);
         const auto var = xf.pow(2).mean(-1, /*keepdim=*/true);
-        return (weight.to(at::kFloat) * (xf * at::rsqrt(var + eps))).to(x.scalar_type());
+        // HF Gemma4RMSNorm: x_f32 * pow(var + eps, -0.5) [* weight.float()], then the cast.
+        const auto normed = xf * (powHalf ? at::pow(var + eps, -0.5) : at::rsqrt(var + eps));
+        return (weight.defined() ? normed * weight.to(at::kFloat) : normed).to(x.scalar_type());
     }
     if (auto fused = kernels::rmsNorm(x, weight, eps, zeroCentered)) return *fused;
     if (!zeroCentered)
@@ -77,6 +79,21 @@ void SwiGluMlp::specs(std::vector<TensorSpec>& out, const std::string& p, std::i
 
 RotaryEmbedding::RotaryEmbedding(const RopeConfig& rope, std::int64_t headDim, const at::Device& device,
                                  std::optional<at::ScalarType> invFreqStorage) {
+    if (rope.type == "proportional") {
+        // HF _compute_proportional_rope_parameters: rope_angles = int(p * head_dim // 2)
+        // frequencies 1 / base ** (arange(0, 2 * rope_angles, 2) / head_dim), then zeros (pairs
+        // left unrotated) up to head_dim / 2, all divided by factor; rotate-half spans the head.
+        if (headDim <= 0 || headDim % 2)
+            throw Error("proportional rotary embedding needs an even head dimension, found " + std::to_string(headDim));
+        const auto angles = static_cast<std::int64_t>(std::floor(rope.partialRotaryFactor * static_cast<double>(headDim) / 2.0));
+        const auto exponent = at::arange(0, 2 * angles, 2, at::TensorOptions().dtype(at::kLong)).to(at::kFloat) /
+                              static_cast<double>(headDim);
+        auto invFreq = at::cat({1.0 / at::pow(rope.theta, exponent), at::zeros({headDim / 2 - angles}, at::kFloat)});
+        invFreq = invFreq / rope.factor;
+        if (invFreqStorage) invFreq = invFreq.to(*invFreqStorage).to(at::kFloat);
+        invFreq_ = invFreq.to(device);
+        return;
+    }
     std::int64_t dim = static_cast<std::int64_t>(static_cast<double>(headDim) * rope.partialRotaryFactor);
     dim -= dim % 2;
     if (dim <= 0) throw Error("rotary dimension is zero (head_dim " + std::to_string(headDim) + ")");

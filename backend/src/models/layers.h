@@ -33,11 +33,14 @@ struct LoadTarget {
 /// float32, then cast to the input dtype; the checkpoint stores w centred on 0.
 /// With `weightFirst` (HF GptOssRMSNorm): normalise in float32, multiply by w in float32 (HF's
 /// bf16 weight times float32 activations promotes to float32), then cast.
+/// With `powHalf` (HF Gemma4RMSNorm, with weightFirst): the inverse root as
+/// pow(mean + eps, -0.5) instead of rsqrt, and `weight` may be undefined (with_scale=False).
 struct RmsNorm {
     at::Tensor weight;  ///< [D]
     double eps = 1e-6;
     bool zeroCentered = false;
     bool weightFirst = false;
+    bool powHalf = false;
     /// Uses the fused CUDA kernel where kernels::rmsNorm allows (same roundings).
     at::Tensor operator()(const at::Tensor& x) const;
     /// Query/key heads: x [T, H, D] normalised per head, then rotated with cos/sin [T, rot]
@@ -70,8 +73,10 @@ struct SwiGluMlp {
 };
 
 /// Rotary position embedding (rotate-half convention, HF `apply_rotary_pos_emb`) with
-/// default, linear, llama3 and yarn frequency schedules (HF `ROPE_INIT_FUNCTIONS`) and
-/// partial rotary dimensions. YaRN also scales cos and sin by its attention factor.
+/// default, linear, llama3, yarn and proportional frequency schedules (HF
+/// `ROPE_INIT_FUNCTIONS`) and partial rotary dimensions. YaRN also scales cos and sin by its
+/// attention factor; proportional (Gemma 4) spans the whole head with zero frequencies for
+/// the unrotated pairs.
 class RotaryEmbedding {
 public:
     /// `invFreqStorage`, if set, rounds the inverse frequencies through that dtype, as a

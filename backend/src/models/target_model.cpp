@@ -16,6 +16,7 @@ bool hasOutputBias(const TransformerConfig& c) {
 }
 bool isGptOss(const TransformerConfig& c) { return c.family == TargetFamily::GptOss; }
 bool isQwen3_5(const TransformerConfig& c) { return c.family == TargetFamily::Qwen3_5; }
+bool isGemma4(const TransformerConfig& c) { return c.family == TargetFamily::Gemma4; }
 bool isLinearLayer(const TransformerConfig& c, std::int64_t l) {
     return c.layerTypes.at(static_cast<std::size_t>(l)) == "linear_attention";
 }
@@ -30,13 +31,26 @@ void mlpSpecs(std::vector<TensorSpec>& s, const TransformerConfig& c, std::int64
 /// conv inputs (compute dtype, `elem` bytes) and float32 recurrent state.
 std::uint64_t layerStateBytes(const TransformerConfig& c, std::int64_t l, std::uint64_t elem, std::uint64_t ctx) {
     const auto& la = c.linearAttention;
+    if (c.kvSourceLayer(l) >= 0) return 0;  // Gemma 4 KV sharing: the source layer's cache
     if (!isQwen3_5(c) || !isLinearLayer(c, l))
-        return 2 * static_cast<std::uint64_t>(c.numKvHeads * c.headDim) * ctx * elem;
+        return 2 * static_cast<std::uint64_t>(c.kvHeadsOf(l) * c.headDimOf(l)) * ctx * elem;
     const auto convDim = static_cast<std::uint64_t>(2 * la.numKeyHeads * la.keyHeadDim + la.numValueHeads * la.valueHeadDim);
     return convDim * static_cast<std::uint64_t>(la.convKernel) * elem +
            static_cast<std::uint64_t>(la.numValueHeads * la.keyHeadDim * la.valueHeadDim) * 4;
 }
 }  // namespace
+
+std::vector<std::string> TargetModel::ignoredTensorPrefixes(const TransformerConfig& c) {
+    std::vector<std::string> out = {"model.visual.", "mtp.", "visual."};
+    if (!isGemma4(c)) return out;
+    for (const char* p : {"model.vision_tower.", "model.embed_vision.", "model.audio_tower.", "model.embed_audio."})
+        out.push_back(p);
+    for (std::int64_t l = 0; l < c.numLayers; ++l)
+        if (c.kvSourceLayer(l) >= 0)
+            for (const char* n : {"k_proj.", "v_proj.", "k_norm.", "v_norm."})
+                out.push_back(c.weightPrefix + "layers." + std::to_string(l) + ".self_attn." + n);
+    return out;
+}
 
 std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c, ExpertLayout experts) {
     std::vector<TensorSpec> s;
@@ -45,6 +59,11 @@ std::vector<TensorSpec> TargetModel::expectedTensors(const TransformerConfig& c,
     s.push_back({p + "embed_tokens.weight", {c.vocabSize, H}});
     s.push_back({p + "norm.weight", {H}});
     if (!c.tieWordEmbeddings) s.push_back({"lm_head.weight", {c.vocabSize, H}});
+    if (isGemma4(c)) {
+        Gemma4PerLayerInputs::specs(s, c);
+        for (std::int64_t l = 0; l < c.numLayers; ++l) Gemma4Layer::specs(s, p + "layers." + std::to_string(l) + ".", c, l);
+        return s;
+    }
     for (std::int64_t l = 0; l < c.numLayers; ++l) {
         const auto lp = p + "layers." + std::to_string(l) + ".";
         s.push_back({lp + "input_layernorm.weight", {H}});
@@ -89,12 +108,13 @@ PlacementRequest TargetModel::placementRequest(const TransformerConfig& c, const
         for (auto d : s.shape) n *= static_cast<std::uint64_t>(d);
         if (s.name.rfind(layers, 0) == 0)
             r.layerBytes[std::stoul(s.name.substr(layers.size()))] += n;
-        else if (s.name == c.weightPrefix + "embed_tokens.weight")
+        else if (s.name == c.weightPrefix + "embed_tokens.weight" || s.name.rfind(c.weightPrefix + "embed_tokens_per_layer", 0) == 0 ||
+                 s.name.rfind(c.weightPrefix + "per_layer_", 0) == 0)  // Gemma 4's per-layer inputs live with the embeddings
             r.embeddingBytes += n;
         else
             r.headBytes += n;
     }
-    if (c.tieWordEmbeddings) r.headBytes += r.embeddingBytes;
+    if (c.tieWordEmbeddings) r.headBytes += static_cast<std::uint64_t>(c.vocabSize * c.hiddenSize) * elem;
     for (std::int64_t l = 0; l < c.numLayers; ++l) r.layerBytes[static_cast<std::size_t>(l)] += layerStateBytes(c, l, elem, ctx);
     // The widest activations of a forward over maxContext rows: the MLP's gate and up
     // projections and their product beside the residual stream and its norm.
@@ -111,6 +131,8 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
       dtype_(dtype),
       placement_(std::move(placement)),
       rotary_(config.rope, config.headDim, deviceOf(placement_.plan.embeddingDevice)) {
+    if (isGemma4(config_))
+        fullRotary_.emplace(config_.gemma4.fullRope, config_.gemma4.globalHeadDim, deviceOf(placement_.plan.embeddingDevice));
     if (static_cast<std::int64_t>(placement_.plan.layerDevice.size()) != config_.numLayers)
         throw Error("placement plan for " + std::to_string(placement_.plan.layerDevice.size()) + " layers, the target has " +
                     std::to_string(config_.numLayers));
@@ -118,7 +140,7 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
                                                : ExpertLayout::PerExpert;
     const auto specs = expectedTensors(config_, experts);
     // Vision towers and multi-token-prediction heads are not part of the language model.
-    report_ = weights.check(specs, {"model.visual.", "mtp.", "visual."});
+    report_ = weights.check(specs, ignoredTensorPrefixes(config_));
     for (const auto& s : specs) {
         std::int64_t n = 1;
         for (auto d : s.shape) n *= d;
@@ -128,7 +150,15 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
     }
     const auto& plan = placement_.plan;
     const auto& p = config_.weightPrefix;
-    embedTokens_ = LoadTarget{weights, dtype, deviceOf(plan.embeddingDevice)}.get(p + "embed_tokens.weight");
+    const LoadTarget embeddings{weights, dtype, deviceOf(plan.embeddingDevice)};
+    embedTokens_ = embeddings.get(p + "embed_tokens.weight");
+    if (isGemma4(config_)) {
+        // HF Gemma4TextScaledWordEmbedding: sqrt(H) held as a float32 buffer, cast to the
+        // weight's dtype, multiplied in that dtype.
+        embedScale_ = at::scalar_tensor(std::sqrt(static_cast<double>(config_.hiddenSize)), at::kFloat)
+                          .to(dtype).to(deviceOf(plan.embeddingDevice));
+        if (config_.gemma4.perLayerInputSize) perLayerInputs_ = Gemma4PerLayerInputs::load(embeddings, config_);
+    }
     loadLayers(weights, experts);
     const LoadTarget head{weights, dtype, deviceOf(plan.headDevice)};
     lmHead_ = config_.tieWordEmbeddings ? move(embedTokens_, plan.embeddingDevice, plan.headDevice) : head.get("lm_head.weight");
@@ -136,6 +166,7 @@ TargetModel::TargetModel(const TransformerConfig& config, const WeightLoader& we
 }
 
 RmsNorm TargetModel::normAt(const LoadTarget& lt, const std::string& name) const {
+    if (isGemma4(config_)) return gemma4Norm(lt, name, config_.rmsNormEps);
     if (isGptOss(config_))  // GptOssRMSNorm: float32 weight applied before the cast
         return {LoadTarget{lt.weights, at::kFloat, lt.device}.get(name), config_.rmsNormEps, false, true};
     return {lt.get(name), config_.rmsNormEps, isQwen3_5(config_)};  // Qwen3_5RMSNorm scales by (1 + w)
@@ -150,6 +181,12 @@ void TargetModel::loadLayers(const WeightLoader& weights, ExpertLayout experts) 
         const auto ap = lp + "self_attn.";
         const auto mp = lp + "mlp.";
         Layer L;
+        if (isGemma4(config_)) {
+            L.gemma = Gemma4Layer::load(lt, lp, config_, l);
+            L.sliding = config_.isSlidingLayer(l);
+            layers_.push_back(std::move(L));
+            continue;
+        }
         L.inputNorm = normAt(lt, lp + "input_layernorm.weight");
         L.postNorm = normAt(lt, lp + "post_attention_layernorm.weight");
         if (isGptOss(config_)) {
@@ -267,12 +304,14 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         visible = keyIdx.unsqueeze(0) <= (at::arange(T, longOpts) + past).unsqueeze(1);
     }
 
-    // gpt-oss's sliding_attention layers: the causal (or tree) visibility, and a key only if
-    // its position is within the window of the query's (HF: kv > q - window). Cache rows hold
-    // positions 0..past-1 (committed sequences are contiguous; tree paths are compacted).
+    // Sliding_attention layers (gpt-oss, Gemma 4): the causal (or tree) visibility, and a key
+    // only if its position is within the window of the query's (HF: kv > q - window). Cache
+    // rows hold positions 0..past-1 (committed sequences are contiguous; tree paths are
+    // compacted); with static shapes row r of the capacity holds position r.
     std::optional<at::Tensor> slidingVisible;
-    if (isGptOss(config_) && config_.slidingWindow > 0) {
-        const auto keyPos = at::cat({at::arange(past, longOpts), positions});
+    if ((isGptOss(config_) || isGemma4(config_)) && config_.slidingWindow > 0) {
+        const auto keyPos = req.staticShapes ? at::arange(cache.capacity(), longOpts)
+                                             : at::cat({at::arange(past, longOpts), positions});
         const auto window = (positions.unsqueeze(1) - keyPos.unsqueeze(0)) < config_.slidingWindow;
         slidingVisible = visible ? visible->logical_and(window) : window;
     }
@@ -286,11 +325,22 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             if (req.hiddenIndices[j] == index) out.hidden[j] = move(h, group, plan.drafterDevice);
     };
     at::Tensor x = embed(ids).to(dtype_);
+    // Gemma 4: embeddings x sqrt(H), the full layers' own rotary schedule, per-layer inputs.
+    at::Tensor fullCos, fullSin, perLayer;
+    if (isGemma4(config_)) {
+        x = x * embedScale_;
+        std::tie(fullCos, fullSin) = fullRotary_->cosSin(positions, dtype_);
+        if (perLayerInputs_) perLayer = (*perLayerInputs_)(ids, x);
+    }
+    std::vector<std::pair<at::Tensor, at::Tensor>> gemmaKv(isGemma4(config_) ? static_cast<std::size_t>(L) : 0);
     // A placement boundary: the residual stream and what every layer reads move once.
     auto crossTo = [&](int to) {
         x = move(x, group, to);
         cos = move(cos, group, to);
         sin = move(sin, group, to);
+        fullCos = move(fullCos, group, to);
+        fullSin = move(fullSin, group, to);
+        perLayer = move(perLayer, group, to);
         if (visible) visible = move(*visible, group, to);
         if (slidingVisible) slidingVisible = move(*slidingVisible, group, to);
         group = to;
@@ -304,6 +354,22 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
     for (std::int64_t l = 0; l < L; ++l) {
         const auto& layer = layers_[static_cast<std::size_t>(l)];
         if (layerGroup(l) != group) crossTo(layerGroup(l));
+        if (layer.gemma) {
+            // A shared layer's source may sit in another placement group.
+            const auto src = config_.kvSourceLayer(l);
+            if (src >= 0 && layerGroup(src) != group) {
+                auto& [K, V] = gemmaKv[static_cast<std::size_t>(src)];
+                K = move(K, layerGroup(src), group);
+                V = move(V, layerGroup(src), group);
+            }
+            const at::Tensor none;
+            const Gemma4LayerInputs in{layer.sliding ? cos : fullCos, layer.sliding ? sin : fullSin,
+                                       layer.sliding ? slidingVisible : visible,
+                                       perLayer.defined() ? perLayer.select(1, l) : none, positions, req.staticShapes};
+            x = layer.gemma->forward(x, in, cache, l, gemmaKv);
+            if (l + 1 < L) keep(l + 1, x);
+            continue;
+        }
         const auto xn = layer.inputNorm(x);
         if (hybrid) {
             const auto li = static_cast<std::size_t>(l);
@@ -345,7 +411,16 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
     group = plan.headDevice;
     const auto normed = finalNorm_(x);
     keep(L, normed);
-    if (req.logitsFrom < T) out.logits = lmHead(normed.narrow(0, req.logitsFrom, T - req.logitsFrom));
+    if (req.logitsFrom < T) {
+        const auto rows = normed.narrow(0, req.logitsFrom, T - req.logitsFrom);
+        if (const auto c = config_.gemma4.finalLogitSoftcapping; c && isGemma4(config_)) {
+            // HF Gemma4ForCausalLM: logits / c, tanh, * c, in the compute dtype.
+            const auto logits = at::linear(rows, lmHead_);
+            out.logits = (at::tanh(logits / *c) * *c).to(at::kFloat);
+        } else {
+            out.logits = lmHead(rows);
+        }
+    }
     return out;
 }
 

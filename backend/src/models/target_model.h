@@ -4,13 +4,15 @@
 // gated attention layers) whose cache also carries recurrent state. MLPs are dense SwiGLU or
 // sparse MoE (moe_mlp.h). Semantics: HF transformers modeling_qwen3.py / modeling_llama.py /
 // modeling_qwen3_moe.py (eager attention) and modeling_qwen3_5.py / modeling_qwen3_5_moe.py /
-// modeling_qwen3_next.py (torch fallbacks, no fla kernels).
+// modeling_qwen3_next.py (torch fallbacks, no fla kernels), gpt-oss (models/gpt_oss.h) and
+// Gemma 4 text models (models/gemma4.h).
 
 #include "checkpoints/weight_loader.h"
 #include "draftscope/model_config.h"
 #include "draftscope/placement.h"
 #include "models/gated_attention.h"
 #include "models/gated_deltanet.h"
+#include "models/gemma4.h"
 #include "models/gpt_oss.h"
 #include "models/layers.h"
 #include "models/moe_mlp.h"
@@ -113,9 +115,12 @@ public:
     /// mask on a hybrid target.
     TargetForwardResult forward(const at::Tensor& ids, KVCache& cache, const TargetForwardRequest& request) const;
 
-    /// Embedding rows for ids (int64 [T], any device) -> [T, H] on the embeddings' device.
+    /// Embedding rows for ids (int64 [T], any device) -> [T, H] on the embeddings' device:
+    /// the raw table rows (Gemma 4's forward scales them by sqrt(H) itself; the drafter's
+    /// noise embedding reads the raw rows, as z-lab's `_raw_input_embeddings`).
     at::Tensor embed(const at::Tensor& ids) const;
-    /// LM head: [T, H] (already normed, on the head's device) -> float32 logits [T, V].
+    /// LM head: [T, H] (already normed, on the head's device) -> float32 logits [T, V]. The
+    /// plain linear head (z-lab's `_output_head`), without Gemma 4's soft-capping.
     at::Tensor lmHead(const at::Tensor& normedHidden) const;
     /// embed() of a drafter block, copied to the drafters' group.
     at::Tensor drafterEmbed(const at::Tensor& ids) const;
@@ -137,6 +142,10 @@ public:
     /// `experts` layout (see ExpertLayout).
     static std::vector<TensorSpec> expectedTensors(const TransformerConfig& config,
                                                    ExpertLayout experts = ExpertLayout::PerExpert);
+    /// Prefixes of checkpoint tensors that are not part of the language model and are
+    /// reported as ignored: vision towers and multi-token-prediction heads, Gemma 4's vision
+    /// and audio towers, and the k/v weights HF also drops on Gemma 4's KV-shared layers.
+    static std::vector<std::string> ignoredTensorPrefixes(const TransformerConfig& config);
 
 private:
     struct Layer {
@@ -150,6 +159,7 @@ private:
         std::optional<GptOssMoe> gptOssMoe;  ///< gpt-oss's MoE block
         at::Tensor sinks;                 ///< gpt-oss: per-head sink logits [Hq], float32
         bool sliding = false;             ///< a sliding_attention layer (TransformerConfig::slidingWindow)
+        std::optional<Gemma4Layer> gemma;  ///< a Gemma 4 layer (all of it: attention, MLP, MoE)
     };
     /// `t` of group `from` in group `to`: a copy when the groups differ (even on one
     /// device, so "cpu,cpu" makes the same boundary copies as two GPUs), else `t` itself.
@@ -168,7 +178,10 @@ private:
     at::Tensor lmHead_;
     RmsNorm finalNorm_;
     std::vector<Layer> layers_;
-    RotaryEmbedding rotary_;
+    RotaryEmbedding rotary_;                 ///< every layer's; Gemma 4: the sliding layers'
+    std::optional<RotaryEmbedding> fullRotary_;  ///< Gemma 4's full_attention layers (Gemma4Config::fullRope)
+    std::optional<Gemma4PerLayerInputs> perLayerInputs_;  ///< Gemma 4 with hidden_size_per_layer_input
+    at::Tensor embedScale_;  ///< Gemma 4: sqrt(H) as a 0-dim tensor in the compute dtype (HF's embed_scale)
     std::int64_t parameters_ = 0;
     CudaGraphMode graphMode_ = CudaGraphMode::Auto;
 };
