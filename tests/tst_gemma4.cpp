@@ -338,6 +338,67 @@ private slots:
         QVERIFY(r.missing.empty() && r.mismatched.empty() && r.unexpected.empty());
     }
 
+    void perLayerConfigMatchesFlatKeys() {
+        // transformers >= 5.15 saves the full layers' head size and kv heads as per_layer_config
+        // overrides instead of global_head_dim / num_global_key_value_heads: same model.
+        QTemporaryDir tmp;
+        const auto flat = tmp.path().toStdString() + "/flat";
+        writeTinyGemma4(flat, kDense, 31);
+        const auto split = copyModel(flat, tmp.path().toStdString() + "/split");
+        auto c = readJson(split + "/config.json");
+        c.erase("global_head_dim");
+        c.erase("num_global_key_value_heads");
+        c["per_layer_config"] = {{"2", {{"head_dim", kGlobalD}, {"num_key_value_heads", 1}}},
+                                 {"5", {{"head_dim", kGlobalD}, {"num_key_value_heads", 1}}}};
+        writeJson(split + "/config.json", c);
+        const auto cfg = loadTargetConfig(split);
+        QCOMPARE(cfg.headDimOf(5), kGlobalD);
+        QCOMPARE(cfg.kvHeadsOf(2), std::int64_t(1));
+        QCOMPARE(cfg.gemma4.globalHeadDim, kGlobalD);
+        const auto ids = someIds(12, 4);
+        Engine a, b;
+        a.loadTarget(flat);
+        b.loadTarget(split);
+        QCOMPARE(b.forward(idsPrompt(ids)).logits, a.forward(idsPrompt(ids)).logits);
+        // An override of any other field is refused by name.
+        c["per_layer_config"]["2"]["sliding_window"] = 4;
+        writeJson(split + "/config.json", c);
+        const auto msg = errorOf([&] { loadTargetConfig(split); });
+        QVERIFY2(msg.contains("per_layer_config.2.sliding_window") && msg.contains("head_dim and num_key_value_heads"),
+                 qPrintable(msg));
+    }
+
+    void multimodalPlaceholdersEmbedAsPad() {
+        // HF Gemma4Model embeds image/video/audio placeholder ids as the pad token, per-layer
+        // inputs included, even without pixels: a prompt holding the image id gives the
+        // text-only model's logits for the prompt with the pad id there. The top-level
+        // tie_word_embeddings decides for the multimodal class.
+        QTemporaryDir tmp;
+        const auto text = tmp.path().toStdString() + "/text";
+        const auto vlm = tmp.path().toStdString() + "/vlm";
+        writeTinyGemma4(text, kDense, 37);
+        rewriteCheckpoint(text, vlm, [](const SafetensorsFile& f, SafetensorsWriter& w) {
+            for (const auto& t : f.tensors())
+                w.add("model.language_model." + t.name.substr(6), t.dtype, t.shape, f.data(t), t.byteSize());
+        });
+        auto textCfg = readJson(text + "/config.json");
+        textCfg["pad_token_id"] = 0;
+        textCfg["tie_word_embeddings"] = false;  // the top level says true, and wins
+        writeJson(vlm + "/config.json", {{"architectures", {"Gemma4ForConditionalGeneration"}}, {"text_config", textCfg},
+                                         {"image_token_id", 100}, {"video_token_id", 101}, {"audio_token_id", nullptr}});
+        QVERIFY(loadTargetConfig(vlm).tieWordEmbeddings);
+        auto ids = someIds(10, 8);
+        ids[3] = 100;
+        ids[6] = 101;
+        auto padded = ids;
+        padded[3] = padded[6] = 0;
+        Engine a, b;
+        a.loadTarget(text);
+        b.loadTarget(vlm);
+        QCOMPARE(b.forward(idsPrompt(ids)).logits, a.forward(idsPrompt(padded)).logits);
+        QVERIFY(a.forward(idsPrompt(ids)).logits != a.forward(idsPrompt(padded)).logits);
+    }
+
     void inspectorNamesTheParts() {
         QTemporaryDir tmp;
         const auto dir = tmp.path().toStdString();

@@ -91,9 +91,12 @@ std::vector<LoadOptions> replicaLoadOptions(const LoadOptions& options, int repl
 /// (validateTreeBudgets with settings.run.temperature: DDTree runs need temperature 0),
 /// InvalidSetting for "shard" outside 0 <= index < count; an exception other than Error in a replica stops the others from taking lines and is
 /// rethrown.
+/// `resume`, if given, is an interrupted evaluation of the same set with the same models and
+/// settings (the caller checks that): a line whose every planned item it holds, none failed,
+/// is taken from it instead of being run again (its items count as done for the progress).
 ResultsFile runEvaluation(const std::vector<Engine*>& replicas, const std::vector<PromptSetEntry>& entries,
                           const EvalSettings& settings, const ResultsShard& shard, const EvalCallbacks& callbacks = {},
-                          const std::atomic<bool>* cancel = nullptr);
+                          const std::atomic<bool>* cancel = nullptr, const ResultsFile* resume = nullptr);
 
 /// The whole set on one engine: runEvaluation({&engine}, entries, settings, {}, callbacks, cancel).
 inline ResultsFile runEvaluation(Engine& engine, const std::vector<PromptSetEntry>& entries, const EvalSettings& settings,

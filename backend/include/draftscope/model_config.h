@@ -109,10 +109,20 @@ struct RopeConfig {
 /// sliding layers use TransformerConfig::headDim, numKvHeads, rope and slidingWindow; the
 /// full layers the values below.
 struct Gemma4Config {
-    std::int64_t globalHeadDim = 512;     ///< `global_head_dim`: head size of full_attention layers
+    /// Head size of the full_attention layers (`global_head_dim`, or their `per_layer_config`
+    /// `head_dim`): what their proportional rotary schedule spans.
+    std::int64_t globalHeadDim = 512;
     /// `num_global_key_value_heads`: kv heads of full layers when attentionKEqV (HF applies it
     /// only then); 0 = num_key_value_heads.
     std::int64_t numGlobalKvHeads = 0;
+    /// Per layer: head size and kv heads, as resolved from the flat keys above or, in configs
+    /// saved by transformers >= 5.15, from `per_layer_config` {layer: {head_dim,
+    /// num_key_value_heads}} (which then wins, as in HF).
+    std::vector<std::int64_t> layerHeadDims, layerKvHeads;
+    /// Gemma4ForConditionalGeneration: the image, video and audio placeholder ids, which HF
+    /// embeds as `padTokenId` (also for the per-layer inputs) even in a text-only prompt.
+    std::vector<std::int64_t> placeholderIds;
+    std::int64_t padTokenId = 0;
     /// `attention_k_eq_v`: full layers have no v_proj; their values are the raw key projection
     /// (before the key norm and rotary), normalised by the weightless v norm.
     bool attentionKEqV = false;
@@ -192,15 +202,15 @@ struct TransformerConfig {
     bool isSlidingLayer(std::int64_t layer) const {
         return layerTypes.at(static_cast<std::size_t>(layer)) == "sliding_attention";
     }
-    /// Head size of `layer`: Gemma 4's full layers have their own (globalHeadDim).
+    /// Head size of `layer`: Gemma 4's full layers have their own (Gemma4Config::layerHeadDims).
     std::int64_t headDimOf(std::int64_t layer) const {
-        return family == TargetFamily::Gemma4 && !isSlidingLayer(layer) ? gemma4.globalHeadDim : headDim;
+        const auto l = static_cast<std::size_t>(layer);
+        return family == TargetFamily::Gemma4 && l < gemma4.layerHeadDims.size() ? gemma4.layerHeadDims[l] : headDim;
     }
-    /// Key/value heads of `layer` (Gemma 4's full layers with attention_k_eq_v: numGlobalKvHeads).
+    /// Key/value heads of `layer` (Gemma 4: Gemma4Config::layerKvHeads).
     std::int64_t kvHeadsOf(std::int64_t layer) const {
-        if (family == TargetFamily::Gemma4 && !isSlidingLayer(layer) && gemma4.attentionKEqV && gemma4.numGlobalKvHeads > 0)
-            return gemma4.numGlobalKvHeads;
-        return numKvHeads;
+        const auto l = static_cast<std::size_t>(layer);
+        return family == TargetFamily::Gemma4 && l < gemma4.layerKvHeads.size() ? gemma4.layerKvHeads[l] : numKvHeads;
     }
     /// Gemma 4 KV sharing: the layer whose keys and values `layer` attends with (HF
     /// `Gemma4TextAttention.is_kv_shared_layer`: the last layer of the same type before the

@@ -12,6 +12,7 @@
 #include <ctime>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -100,7 +101,7 @@ std::string answerOf(const Engine& engine, const PromptResult& pr) {
 class EvalRun {
 public:
     EvalRun(const std::vector<Engine*>& replicas, const std::vector<PromptSetEntry>& entries, const EvalSettings& settings,
-            const ResultsShard& shard, const EvalCallbacks& cb, const std::atomic<bool>* cancel)
+            const ResultsShard& shard, const EvalCallbacks& cb, const std::atomic<bool>* cancel, const ResultsFile* resume)
         : replicas_(replicas), entries_(entries), settings_(settings), shard_(shard), cb_(cb), cancel_(cancel) {
         checkReplicas();
         validate(settings.run);
@@ -115,6 +116,29 @@ public:
             prog_[r].items = plannedItems(entries, settings, shard);
             prog_[r].runsPerItem = drafters_ * runsPerDrafter_;
             prog_[r].replica = static_cast<int>(r);
+        }
+        kept_.assign(units_.size(), 0);
+        if (resume) keepFinishedLines(*resume);
+    }
+
+    /// Lines of `resume` that finished (every planned item present, none failed) fill their
+    /// unit's results and are not run again.
+    void keepFinishedLines(const ResultsFile& resume) {
+        std::map<std::int64_t, const PromptResult*> byIndex;
+        for (const auto& p : resume.prompts)
+            if (p.index >= 0 && p.error.empty()) byIndex[p.index] = &p;
+        for (std::size_t u = 0; u < units_.size(); ++u) {
+            const auto& unit = units_[u];
+            std::vector<PromptResult> kept;
+            for (int t = 0; t < unit.turns; ++t) {
+                const auto it = byIndex.find(unit.firstIndex + t);
+                if (it == byIndex.end() || it->second->drafters.size() != static_cast<std::size_t>(drafters_)) break;
+                kept.push_back(*it->second);
+            }
+            if (kept.size() != static_cast<std::size_t>(unit.turns)) continue;
+            done_[u] = std::move(kept);
+            kept_[u] = 1;
+            accounted_ += unit.turns;
         }
     }
 
@@ -189,6 +213,7 @@ private:
             for (;;) {
                 const std::size_t u = next_++;
                 if (u >= units_.size()) return;
+                if (kept_[u]) continue;  // taken from the interrupted run
                 if ((cancel_ && *cancel_) || failed_) {
                     cancelled_ = true;
                     return;
@@ -305,6 +330,7 @@ private:
     const std::atomic<bool>* cancel_;
     std::vector<EvalUnit> units_;
     std::vector<std::vector<PromptResult>> done_;  ///< per unit; written by the replica that took it
+    std::vector<char> kept_;                       ///< per unit: taken from the resumed file
     int drafters_ = 0, runsPerDrafter_ = 1;
 
     std::mutex mutex_;  ///< guards prog_, busy_, accounted_, failure_ and the callbacks
@@ -389,8 +415,8 @@ std::vector<LoadOptions> replicaLoadOptions(const LoadOptions& options, int repl
 
 ResultsFile runEvaluation(const std::vector<Engine*>& replicas, const std::vector<PromptSetEntry>& entries,
                           const EvalSettings& settings, const ResultsShard& shard, const EvalCallbacks& callbacks,
-                          const std::atomic<bool>* cancel) {
-    return EvalRun(replicas, entries, settings, shard, callbacks, cancel).run();
+                          const std::atomic<bool>* cancel, const ResultsFile* resume) {
+    return EvalRun(replicas, entries, settings, shard, callbacks, cancel, resume).run();
 }
 
 }  // namespace draftscope

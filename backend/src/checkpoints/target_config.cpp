@@ -6,6 +6,7 @@
 #include "draftscope/model_config.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace draftscope {
 
@@ -157,13 +158,65 @@ void parseGemma4(const Fields& f, TransformerConfig& c) {
                         "and null keep text causal)");
     }
     c.layerTypes.back() = "full_attention";  // HF Gemma4TextConfig forces the last layer full
-    g.globalHeadDim = f.positiveInt("global_head_dim", 512);
+    // Full layers' head size and kv heads: HF < 5.15 reads the flat keys (global_head_dim,
+    // null or absent -> 512 / head_dim; num_global_key_value_heads with attention_k_eq_v);
+    // from 5.15 the config saves them as per_layer_config overrides, which then decide.
     g.attentionKEqV = f.boolean("attention_k_eq_v", false);
+    g.globalHeadDim = f.present("global_head_dim") && !f.has("global_head_dim") ? c.headDim
+                                                                               : f.positiveInt("global_head_dim", 512);
     g.numGlobalKvHeads = g.attentionKEqV ? f.positiveInt("num_global_key_value_heads", 0) : 0;
-    if (g.numGlobalKvHeads && c.numHeads % g.numGlobalKvHeads)
-        throw Error("'" + f.path() + "': num_attention_heads (" + std::to_string(c.numHeads) +
-                    ") is not a multiple of " + f.name("num_global_key_value_heads") + " (" +
-                    std::to_string(g.numGlobalKvHeads) + ")");
+    g.layerHeadDims.clear();
+    g.layerKvHeads.clear();
+    const bool perLayer = f.has("per_layer_config");
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const bool full = !c.isSlidingLayer(l) && !perLayer;
+        g.layerHeadDims.push_back(full ? g.globalHeadDim : c.headDim);
+        g.layerKvHeads.push_back(full && g.numGlobalKvHeads ? g.numGlobalKvHeads : c.numKvHeads);
+    }
+    if (perLayer) {
+        const auto& plc = f.raw("per_layer_config");
+        if (!plc.is_object()) f.wrong("per_layer_config", "an object keyed by layer index", plc);
+        for (const auto& [key, entry] : plc.items()) {
+            const auto name = f.name("per_layer_config") + "." + escapeNonPrintable(key);
+            std::size_t used = 0;
+            long long layer = -1;
+            try {
+                layer = std::stoll(key, &used);
+            } catch (const std::exception&) {
+            }
+            if (used != key.size() || layer < 0 || layer >= c.numLayers)
+                throw Error("'" + f.path() + "': " + name + ": expected a layer index 0.." + std::to_string(c.numLayers - 1));
+            if (!entry.is_object()) throw Error("'" + f.path() + "': " + name + " must be an object");
+            const Fields e(entry, f.path(), name);
+            for (const auto& [k, v] : entry.items())
+                if (k != "head_dim" && k != "num_key_value_heads")
+                    throw Error("'" + f.path() + "': " + name + "." + escapeNonPrintable(k) +
+                                " overrides a field per layer, which draftscope does not implement (it reads head_dim "
+                                "and num_key_value_heads); refusing to run the model with different math");
+            const auto li = static_cast<std::size_t>(layer);
+            g.layerHeadDims[li] = e.positiveInt("head_dim", g.layerHeadDims[li]);
+            g.layerKvHeads[li] = e.positiveInt("num_key_value_heads", g.layerKvHeads[li]);
+        }
+    }
+    std::optional<std::int64_t> fullDim;
+    for (std::int64_t l = 0; l < c.numLayers; ++l) {
+        const auto li = static_cast<std::size_t>(l);
+        if (c.numHeads % g.layerKvHeads[li])
+            throw Error("'" + f.path() + "': layer " + std::to_string(l) + ": num_attention_heads (" +
+                        std::to_string(c.numHeads) + ") is not a multiple of its " + std::to_string(g.layerKvHeads[li]) +
+                        " kv heads");
+        if (c.isSlidingLayer(l) && g.layerHeadDims[li] != c.headDim)
+            throw Error("'" + f.path() + "': sliding layer " + std::to_string(l) + " has head_dim " +
+                        std::to_string(g.layerHeadDims[li]) + ", but the sliding layers' rotary schedule spans head_dim " +
+                        std::to_string(c.headDim));
+        if (c.isSlidingLayer(l)) continue;
+        if (fullDim && *fullDim != g.layerHeadDims[li])
+            throw Error("'" + f.path() + "': the full_attention layers have different head sizes (" +
+                        std::to_string(*fullDim) + " and " + std::to_string(g.layerHeadDims[li]) +
+                        "), but one rotary schedule spans them all");
+        fullDim = g.layerHeadDims[li];
+    }
+    if (fullDim) g.globalHeadDim = *fullDim;
     // hidden_size_per_layer_input: HF's default is 256 when the key is absent; null or 0 turn
     // per-layer inputs off (HF tests the value's truth).
     if (!f.present("hidden_size_per_layer_input")) g.perLayerInputSize = 256;
@@ -317,9 +370,25 @@ TransformerConfig loadTargetConfig(const std::string& dir) {
     else if (moeKind != MoeKind::None) parseMoe(f, moeKind, c);
     if (c.family == TargetFamily::Gemma4) parseGemma4(f, c);
     parseQuantization(top, j, c);
-    // HF Gemma4TextConfig and Gemma4Config tie the head to the embeddings by default.
-    const bool tiedByDefault = c.family == TargetFamily::Gemma4;
-    c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", tiedByDefault));
+    // HF Gemma4TextConfig and Gemma4Config tie the head to the embeddings by default; for
+    // Gemma4ForConditionalGeneration the top-level config decides (HF's tied-weights rule
+    // reads the model's own config).
+    if (c.family == TargetFamily::Gemma4 && lm != &j) {
+        c.tieWordEmbeddings = top.boolean("tie_word_embeddings", true);
+        auto& g = c.gemma4;
+        for (const char* key : {"image_token_id", "video_token_id", "audio_token_id"}) {
+            const std::int64_t fallback = std::string(key) == "image_token_id" ? 258880 : std::string(key) == "video_token_id" ? 258884 : 258881;
+            if (!top.present(key)) g.placeholderIds.push_back(fallback);
+            else if (top.has(key)) g.placeholderIds.push_back(top.integer(key));
+        }
+        g.padTokenId = f.has("pad_token_id") ? f.integer("pad_token_id") : 0;
+        if (g.padTokenId < 0 || g.padTokenId >= c.vocabSize)
+            throw Error("'" + path + "': " + f.name("pad_token_id") + " " + std::to_string(g.padTokenId) +
+                        " is outside the vocabulary (" + std::to_string(c.vocabSize) + " tokens)");
+    } else {
+        const bool tiedByDefault = c.family == TargetFamily::Gemma4;
+        c.tieWordEmbeddings = f.boolean("tie_word_embeddings", top.boolean("tie_word_embeddings", tiedByDefault));
+    }
     if (c.eosTokenIds.empty() && top.has("eos_token_id")) {
         const auto& e = j["eos_token_id"];
         if (e.is_number_integer()) c.eosTokenIds = {e.get<std::int64_t>()};

@@ -61,6 +61,17 @@ bool isTrainingCheckpointFile(const std::string& path) {
     return in.gcount() == 4 && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
 }
 
+std::optional<std::int64_t> trainingCheckpointStep(const std::string& path) {
+    if (!isTrainingCheckpointFile(path))
+        throw Error("'" + path + "' is not a torch.save checkpoint (no zip archive signature)");
+    torchpickle::Archive archive(path);
+    const Value& root = archive.root();
+    if (!root.isDict()) return std::nullopt;
+    for (const char* key : {"global_step", "step", "iteration", "iter", "train_step"})
+        if (const Value* v = root.c->find(key); v && v->kind == Value::Kind::Int) return v->i;
+    return std::nullopt;
+}
+
 TrainingCheckpoint readTrainingCheckpoint(const std::string& path) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec)) throw Error("training checkpoint not found (or not a regular file): '" + path + "'");

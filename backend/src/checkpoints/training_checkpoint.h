@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,5 +52,12 @@ private:
 
 /// True if `path` names a regular file that looks like a torch.save checkpoint (zip magic).
 bool isTrainingCheckpointFile(const std::string& path);
+
+/// The training step a torch.save checkpoint records: the first top-level integer entry
+/// among "global_step", "step", "iteration", "iter", "train_step" (a trainer's
+/// `torch.save({"model": ..., "step": n}, path)`), or nullopt if it has none. Only the
+/// pickle is read, no tensor. Throws Error as readTrainingCheckpoint for a file that is not
+/// a torch.save archive or holds a refused Python class.
+std::optional<std::int64_t> trainingCheckpointStep(const std::string& path);
 
 }  // namespace draftscope

@@ -324,13 +324,18 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         for (std::size_t j = 0; j < req.hiddenIndices.size(); ++j)
             if (req.hiddenIndices[j] == index) out.hidden[j] = move(h, group, plan.drafterDevice);
     };
-    at::Tensor x = embed(ids).to(dtype_);
+    // Gemma4ForConditionalGeneration embeds its image / video / audio placeholder ids as the
+    // pad token (HF Gemma4Model.forward), for the per-layer inputs too.
+    at::Tensor embedIds = ids;
+    for (const auto id : config_.gemma4.placeholderIds)
+        embedIds = at::where(ids == id, at::full_like(ids, config_.gemma4.padTokenId), embedIds);
+    at::Tensor x = embed(embedIds).to(dtype_);
     // Gemma 4: embeddings x sqrt(H), the full layers' own rotary schedule, per-layer inputs.
     at::Tensor fullCos, fullSin, perLayer;
     if (isGemma4(config_)) {
         x = x * embedScale_;
         std::tie(fullCos, fullSin) = fullRotary_->cosSin(positions, dtype_);
-        if (perLayerInputs_) perLayer = (*perLayerInputs_)(ids, x);
+        if (perLayerInputs_) perLayer = (*perLayerInputs_)(embedIds, x);
     }
     std::vector<std::pair<at::Tensor, at::Tensor>> gemmaKv(isGemma4(config_) ? static_cast<std::size_t>(L) : 0);
     // A placement boundary: the residual stream and what every layer reads move once.
