@@ -5,8 +5,8 @@
 // Torch headers first: ATen uses `slots` as an identifier, which Qt defines as a macro.
 #include "checkpoints/training_checkpoint.h"
 #include "io/torch_pickle.h"
+#include "torch_save_support.h"
 
-#include <caffe2/serialize/inline_container.h>
 
 #include "draftscope/engine.h"
 #include "draftscope/errors.h"
@@ -44,47 +44,6 @@ at::Tensor twinTensor(const SafetensorsFile& f, const std::string& name) {
 }
 
 std::string readAll(const std::string& path) { return readFileToString(path); }
-
-/// Writes a torch.save-style zip (archive folder = file stem) with the given records.
-void writeArchive(const std::string& path, const std::vector<std::pair<std::string, std::string>>& records) {
-    caffe2::serialize::PyTorchStreamWriter w(path);
-    for (const auto& [name, bytes] : records) w.writeRecord(name, bytes.data(), bytes.size());
-    w.writeEndOfFile();
-}
-
-/// A little pickle writer for hand-made data.pkl records (protocol 2, as torch.save).
-struct Pickle {
-    std::string b = std::string("\x80\x02", 2);
-    Pickle& op(char c) { b += c; return *this; }
-    Pickle& str(const std::string& s) {
-        b += 'X';
-        const auto n = static_cast<std::uint32_t>(s.size());
-        for (int k = 0; k < 4; ++k) b += static_cast<char>((n >> (8 * k)) & 0xff);
-        b += s;
-        return *this;
-    }
-    Pickle& i(std::int64_t v) {  // BININT (32-bit signed)
-        b += 'J';
-        const auto u = static_cast<std::uint32_t>(static_cast<std::int32_t>(v));
-        for (int k = 0; k < 4; ++k) b += static_cast<char>((u >> (8 * k)) & 0xff);
-        return *this;
-    }
-    Pickle& global(const std::string& module, const std::string& name) { b += 'c' + module + '\n' + name + '\n'; return *this; }
-    Pickle& ints(const std::vector<std::int64_t>& v) {
-        op('(');
-        for (auto x : v) i(x);
-        return op('t');
-    }
-    /// _rebuild_tensor_v2(('storage', torch.<type>, key, 'cpu', numel), offset, size, stride, False, OrderedDict())
-    Pickle& tensor(const std::string& key, std::int64_t numel, std::int64_t offset, const std::vector<std::int64_t>& size,
-                   const std::vector<std::int64_t>& stride, const std::string& type = "FloatStorage") {
-        global("torch._utils", "_rebuild_tensor_v2").op('(');
-        op('(').str("storage").global("torch", type).str(key).str("cpu").i(numel).op('t').op('Q');
-        i(offset).ints(size).ints(stride).op('\x89').global("collections", "OrderedDict").op(')').op('R');
-        return op('t').op('R');
-    }
-    Pickle& stop() { return op('.'); }
-};
 
 std::string floats(const std::vector<float>& v) { return std::string(reinterpret_cast<const char*>(v.data()), v.size() * 4); }
 

@@ -11,6 +11,7 @@
 #include "cli/inspect_command.h"
 #include "cli/merge_command.h"
 #include "cli/run_command.h"
+#include "cli/track_command.h"
 #include "draftscope/errors.h"
 #include "draftscope/file_io.h"
 #include "draftscope/settings_validation.h"
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
     eval.add(app);
     MergeCommand merge;
     merge.add(app);
+    TrackCommand track;
+    track.add(app);
 
     // An empty value ("--temperature ''") is refused by name, never read as 0 or as not given.
     const CLI::Validator nonEmpty(
@@ -112,6 +115,7 @@ int main(int argc, char** argv) {
         if (*compareTargets.command) return compareTargets.run();
         if (*eval.command) return eval.run(g_cancel);
         if (*merge.command) return merge.run();
+        if (*track.command) return track.run(g_cancel);
     } catch (const Cancelled&) {
         std::cerr << "\ninterrupted\n";
         return 130;

@@ -1,6 +1,7 @@
 #include "cli/eval_command.h"
 
 #include "cli/eval_report.h"
+#include "cli/replicas.h"
 #include "cli/progress_bar.h"
 #include "draftscope/errors.h"
 #include "draftscope/evaluation.h"
@@ -20,63 +21,6 @@
 
 namespace draftscope {
 
-namespace {
-
-/// One replica's engine: the target and every drafter loaded with `options`; `log` prints a
-/// line (drafter warnings only when `warn`, once for all replicas).
-std::unique_ptr<Engine> loadReplica(const EvalArgs& args, const LoadOptions& options, bool warn,
-                                    const std::function<void(const std::string&)>& log) {
-    auto engine = std::make_unique<Engine>();
-    log("loading target " + args.targetDir + " (" + options.device + ", " + options.dtype +
-        (args.replicas > 1 && options.threads > 0 ? ", " + std::to_string(options.threads) + " CPU threads" : "") + ")");
-    engine->loadTarget(args.targetDir, options);
-    for (const auto& dir : args.drafterDirs) {
-        log("loading drafter " + dir);
-        const auto d = engine->loadDrafter(dir);
-        if (warn)
-            for (const auto& w : d.warnings) log("warning: drafter " + dir + ": " + w);
-    }
-    return engine;
-}
-
-/// One engine per replica (replicaLoadOptions: its device group and CPU threads), each
-/// loaded on its own thread. Rethrows the first loading error, naming the replica when
-/// there are several.
-std::vector<std::unique_ptr<Engine>> loadReplicas(const EvalArgs& args) {
-    const auto options = replicaLoadOptions(args.load, args.replicas);
-    const bool many = options.size() > 1;
-    std::vector<std::unique_ptr<Engine>> engines(options.size());
-    std::vector<std::exception_ptr> errors(options.size());
-    std::mutex logMutex;
-    auto load = [&](std::size_t r) {
-        const std::string who = many ? "replica " + std::to_string(r) : std::string();
-        try {
-            engines[r] = loadReplica(args, options[r], r == 0, [&](const std::string& line) {
-                std::lock_guard lock(logMutex);
-                std::cerr << (many ? who + ": " : "") << line << "\n";
-            });
-        } catch (const InvalidSetting& e) {  // an option the engine refuses while loading: as typed
-            const auto named = cli::spelledAsTyped(e);
-            errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + named.what()))
-                             : std::make_exception_ptr(named);
-        } catch (const Error& e) {
-            errors[r] = many ? std::make_exception_ptr(Error(who + " (" + options[r].device + "): " + e.what()))
-                             : std::current_exception();
-        } catch (...) {
-            errors[r] = std::current_exception();
-        }
-    };
-    {
-        std::vector<std::jthread> threads;
-        for (std::size_t r = 1; r < options.size(); ++r) threads.emplace_back(load, r);
-        load(0);
-    }
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
-    return engines;
-}
-
-}  // namespace
 
 int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
     // Bad input fails before the models load: the paths, then the prompt set.
@@ -87,7 +31,7 @@ int evalCommand(const EvalArgs& args, const std::atomic<bool>* cancel) {
     const auto entries = loadPromptSetFile(args.promptsPath);
     const std::size_t items = plannedItems(entries, args.settings, args.shard);
 
-    const auto engines = loadReplicas(args);
+    const auto engines = cli::loadReplicas(args.targetDir, args.drafterDirs, args.load, args.replicas);
     std::vector<Engine*> replicas;
     for (const auto& e : engines) replicas.push_back(e.get());
     const int runsPerItem = static_cast<int>(args.drafterDirs.size()) * (1 + static_cast<int>(args.settings.ddtreeBudgets.size()));

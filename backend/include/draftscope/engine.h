@@ -62,6 +62,9 @@ struct ModelSummary {
     /// (LoadOptions::mxfp4Experts); empty for unquantised checkpoints. Targets only.
     std::string quantization;
     std::string source;  ///< how the weights were read when not a plain checkpoint directory
+    /// The config.json the model was read with (a .pt's may sit elsewhere); not stored in
+    /// results files.
+    std::string configFile;
     // Drafters only:
     /// The drafter family (drafterFamilyName: "DFlash", "DFlash2") and what sets it apart, e.g.
     /// "conv kernel 2, groups of 16 around attention and MLP; candidate selector rank 16, top-8".

@@ -57,5 +57,7 @@ TreeRunResult treeRunResultFromJson(const nlohmann::json& j, const std::string& 
 ModelSummary modelSummaryFromJson(const nlohmann::json& j, const std::string& where);
 HiddenStateStats hiddenStateStatsFromJson(const nlohmann::json& j, const std::string& where);
 PromptSpec promptSpecFromJson(const nlohmann::json& j, const std::string& where);
+/// An evaluation's settings as toJson(EvalSettings) wrote them (results files, run indexes).
+EvalSettings evalSettingsFromJson(const nlohmann::json& j, const std::string& where);
 
 }  // namespace draftscope

@@ -181,6 +181,14 @@ struct TrackCallbacks {
     std::function<void(const TrackedCheckpoint&, const TrackIndex&)> checkpointDone;
 };
 
+/// The run index already in `settings.outDir`, if any, checked against this run: the same
+/// target (config.json SHA-256), prompt set (SHA-256), settings (all but the device) and
+/// shard. Throws Error naming the first field that differs ("settings.max_new_tokens 32,
+/// this run has 16"), or for an unreadable index. trackRun applies the same check; the CLI
+/// calls this before loading the target.
+std::optional<TrackIndex> resumableTrackIndex(const std::string& runDir, const std::string& targetDir,
+                                              const std::string& promptSetPath, const TrackSettings& settings);
+
 /// Evaluates every checkpoint of `runDir` not yet done, in step order, on `replicas` (engines
 /// with the target loaded; their drafters are replaced per checkpoint), writing
 /// `outDir/step-<step>.dsresults` and `outDir/track.json` after each. Resumes from an existing

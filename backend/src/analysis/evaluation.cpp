@@ -49,8 +49,9 @@ ResultsModel identity(const ModelSummary& m) {
     std::error_code ec;
     const auto abs = std::filesystem::absolute(m.directory, ec);
     if (!ec) r.summary.directory = abs.lexically_normal().string();
-    const auto config = std::filesystem::path(m.directory) / "config.json";
-    r.configSha256 = sha256File(config.string());
+    // A .pt drafter's config sits beside it or elsewhere (ModelSummary::configFile).
+    const auto config = m.configFile.empty() ? (std::filesystem::path(m.directory) / "config.json").string() : m.configFile;
+    r.configSha256 = sha256File(config);
     return r;
 }
 

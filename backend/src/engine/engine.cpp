@@ -173,6 +173,8 @@ ModelSummary Engine::loadDrafter(const std::string& path, const std::string& con
         }
         auto s = summarize(config.body, path, drafter->weightReport(), drafter->parameterCount());
         s.source = note;
+        s.configFile = staged ? (configPath.empty() ? (std::filesystem::path(path).parent_path() / "config.json").string() : configPath)
+                              : (std::filesystem::path(path) / "config.json").string();
         s.family = drafterFamilyName(config.family);
         s.familyDetail = describeFamily(config);
         s.blockSize = config.blockSize;

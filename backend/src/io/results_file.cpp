@@ -489,6 +489,8 @@ ResultsFile documentFromJson(const json& j) {
 
 }  // namespace
 
+EvalSettings evalSettingsFromJson(const json& j, const std::string& where) { return settingsFromJson(j, where); }
+
 std::string ResultsFile::pieceOf(std::int64_t id) const {
     const auto it = tokenPieces.find(id);
     // Appended, not "#" + to_string(id): GCC 12 at -O2 warns falsely (-Wrestrict) on that form.
