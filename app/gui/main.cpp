@@ -4,6 +4,8 @@
 //   draftscope R.dsresults              open a results file (draftscope-cli eval --out) as a recorded run
 //   draftscope R.dsresults --export-figures DIR [--results-prompt ID] [--results-drafter N]
 //                                       write the recorded prompt's views and the cross-prompt plots, exit
+//   draftscope --track DIR [--export-figures OUT]
+//                                       show a training run (draftscope-cli track's output), following it
 //   draftscope --target T --drafter A --drafter B [--prompt-file F]
 //                                       compare drafter A with drafter B on the same target and prompt
 //   draftscope [--demo] [--ddtree-budget N]... --export-figures DIR [--target D --drafter D --prompt T]
@@ -16,6 +18,7 @@
 #include "gui/main_window.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
+#include "training_run_view.h"
 #include "draftscope/file_io.h"
 #include "draftscope/settings_validation.h"
 #include "draftscope/version.h"
@@ -99,8 +102,10 @@ int main(int argc, char** argv) {
     QCommandLineOption resultsPrompt("results-prompt", "With a results file: show (and export) the prompt with this id "
                                      "(default: the worst by tau).", "id");
     QCommandLineOption resultsDrafter("results-drafter", "With a results file: show drafter N (1-based, default 1).", "n", "1");
+    QCommandLineOption track("track", "Show the training run evaluated by draftscope-cli track into DIR (its --out, or "
+                             "the run directory holding draftscope-track/) and follow it while track --watch runs.", "dir");
     for (const auto& o : {demo, target, drafter, prompt, promptFile, chat, maxNew, device, gpuMemory, dtype, ddtreeBudget, exportDir,
-                          resultsPrompt, resultsDrafter})
+                          resultsPrompt, resultsDrafter, track})
         cli.addOption(o);
     cli.addPositionalArgument("results", "A results file written by draftscope-cli eval --out: opened as a recorded "
                               "run, without models or a GPU.", "[R.dsresults]");
@@ -206,6 +211,22 @@ int main(int argc, char** argv) {
         window.modelPanel()->setRequest(shown);
     }
 
+    if (cli.isSet(track)) {
+        QString error;
+        if (!window.openTrainingRun(cli.value(track), &error)) {
+            std::fprintf(stderr, "error: --track: %s\n", error.toLocal8Bit().constData());
+            return 1;
+        }
+        if (exporting && resultsPath.isEmpty() && models.targetDir.isEmpty()) {
+            const QStringList written = window.trainingRunView()->exportAll(cli.value(exportDir), &error);
+            for (const auto& f : written) std::printf("%s\n", f.toLocal8Bit().constData());
+            if (!error.isEmpty()) {
+                std::fprintf(stderr, "error: %s\n", error.toLocal8Bit().constData());
+                return 1;
+            }
+            return 0;
+        }
+    }
     if (exporting && !resultsPath.isEmpty())
         return HeadlessRun(window).exportRecorded(resultsPath, cli.value(exportDir),
                                                   cli.isSet(resultsPrompt) ? std::optional(cli.value(resultsPrompt))

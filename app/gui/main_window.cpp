@@ -1,4 +1,5 @@
 #include "gui/main_window.h"
+#include "training_run_view.h"
 #include "gui/dialog_dirs.h"
 #include "gui/dock_layout.h"
 
@@ -92,6 +93,7 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     connectController();
 
     setupResults();
+    setupTrainingRun();
     dock("acceptanceDock")->raise();
     createLayoutActions();
     layout_->captureDefault();
@@ -305,6 +307,8 @@ QDockWidget* MainWindow::addDock(QWidget* w, const QString& title, const QString
 void MainWindow::createMenus() {
     auto* file = menuBar()->addMenu(tr("&File"));
     addResultsActions(file);
+    addTrainingRunActions(file);
+    file->addSeparator();
     file->addAction(tr("Open &target directory..."), this, [this] {
         const QString d = QFileDialog::getExistingDirectory(this, tr("Target model directory"), lastDialogDir("models"));
         rememberDialogPath("models", d.isEmpty() ? d : QFileInfo(d).absolutePath());
@@ -419,8 +423,10 @@ void MainWindow::runAnalysis() {
     followsLive_ = true;
 }
 QList<ExportableView*> MainWindow::exportableViews() const {
-    if (!results_) return workbench_->exportableViews();
-    return workbench_->exportableViews({aggregate_, resultsPanel_});  // a results file is open
+    QList<ExportableView*> more;
+    if (results_) more << aggregate_ << resultsPanel_;  // a results file is open
+    if (trainingRun_ && trainingRun_->hasIndex()) more << trainingRun_;  // a training run is open
+    return workbench_->exportableViews(more);
 }
 
 QStringList MainWindow::exportAllFigures(const QString& dir, QString* error) {

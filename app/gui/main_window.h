@@ -31,6 +31,8 @@ class ModelSession;
 class DockLayout;
 class DiagnosePanel;
 class TargetLoadsPanel;
+class TrainingRunView;
+class TrainingRunWatcher;
 enum class FindingView;
 class OutputStripView;
 class PromptPanel;
@@ -113,6 +115,15 @@ public:
     /// `drafter` in every view, as a finished analysis.
     void showRecordedPrompt(int prompt, int drafter);
 
+    // Training runs (draftscope-cli track; main_window_track.cpp).
+    TrainingRunView* trainingRunView() const { return trainingRun_; }
+    /// Shows the run index of `dir` (a track output directory or a run directory holding
+    /// draftscope-track/) in the Training run dock and follows it. False and *error if none.
+    bool openTrainingRun(const QString& dir, QString* error = nullptr);
+    /// Loads checkpoint `drafterPath` as drafter A (or B, when A is set and `asB`), with the
+    /// run's target and its prompt set in the Prompt panel.
+    void openTrackedCheckpoint(const QString& drafterPath, bool asB, const QString& targetDir, const QString& promptSetPath);
+
 public slots:
     /// Reads a results file off the GUI thread, then shows it (errors: message box + log).
     void openResultsFile(const QString& path);
@@ -164,6 +175,8 @@ private:
     /// Why recorded drafter `drafter`'s attention cannot be recomputed now (empty: it can).
     QString recordedAttentionUnavailable(int drafter) const;
     void updateResultsTitle();
+    void setupTrainingRun();
+    void addTrainingRunActions(QMenu* file);
     /// What the grid caption calls `b`: "Live analysis 3" or "Recorded, not live: R.dsresults prompt 'p3'".
     QString shownRunLabel(const RunBundle& b) const;
 
@@ -190,6 +203,8 @@ private:
     TargetLoadsPanel* targetLoadsPanel_ = nullptr;
     QAction* diagnoseAction_ = nullptr;
     QAction* targetLoadsAction_ = nullptr;
+    TrainingRunView* trainingRun_ = nullptr;
+    TrainingRunWatcher* trackWatcher_ = nullptr;
 };
 
 }  // namespace draftscope

@@ -70,7 +70,6 @@ void MainWindow::addResultsActions(QMenu* file) {
     open->setShortcut(QKeySequence::Open);
     open->setObjectName("openResultsAction");
     open->setToolTip(tr("Open a results file written by draftscope-cli eval --out (no models or GPU needed)"));
-    file->addSeparator();
 }
 
 void MainWindow::openResultsFile(const QString& path) {
