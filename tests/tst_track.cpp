@@ -321,6 +321,15 @@ private slots:
         for (const auto& g : f) ids.push_back(g.id + "@" + std::to_string(g.step));
         QCOMPARE(ids, (std::vector<std::string>{"regression@3", "gap-widening@3", "regression@4"}));
         QCOMPARE(f[1].fromStep, std::int64_t(1));
+        // A drafter that collapses moves a negative gap to 0: a regression, not a widening gap.
+        x.checkpoints = {synthetic(1, {2.0, 2.1, 1.9}, {1.7, 1.8, 1.6}), synthetic(2, {1.0, 1.0, 1.0}, {1.0, 1.0, 1.0})};
+        f = trackFindings(x);
+        QCOMPARE(f.size(), std::size_t(1));
+        QCOMPARE(f[0].id, std::string("regression"));
+        // With a trainer log, the regression says what the log claimed over the same steps.
+        x.trainerLog = TrainerLog{"log.jsonl", "train/acc_len", {{1, 3.1}, {2, 3.4}}};
+        QVERIFY2(trackFindings(x)[0].message.find("meanwhile the trainer logged train/acc_len 3.100 -> 3.400") != std::string::npos,
+                 trackFindings(x)[0].message.c_str());
     }
 
     void readsTrainerLogs() {
@@ -378,6 +387,16 @@ private slots:
         QCOMPARE(p.exitCode(), 1);
         const auto err = QString::fromUtf8(p.readAllStandardError());
         QVERIFY2(err.contains("settings.max_new_tokens 24, this run has 16") && !err.contains("loading target"), qPrintable(err));
+
+        // --replicas and --shard as eval: shard 0 of 2 holds line 0 of the two taken.
+        p.start(DRAFTSCOPE_CLI, QStringList{"track", QString::fromStdString(run), "--out", QString::fromStdString(run + "/shard0"),
+                                            "--replicas", "2", "--shard", "0/2"} + common);
+        QVERIFY(p.waitForFinished(240000));
+        QCOMPARE(p.exitCode(), 0);
+        const auto shard = readResultsFile(run + "/shard0/step-000000001000.shard-0-of-2.dsresults");
+        QCOMPARE(shard.prompts.size(), std::size_t(1));
+        QCOMPARE(shard.shard.count, 2);
+        QCOMPARE(readTrackIndex(run + "/shard0/track.json").checkpoints[0].promptTaus[0], reference_.checkpoints[0].promptTaus[0]);
 
         // --watch: a checkpoint written while it runs is evaluated; Ctrl-C ends watching (exit 0).
         p.setProcessChannelMode(QProcess::MergedChannels);

@@ -15,6 +15,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <map>
 
 namespace draftscope {
 
@@ -195,6 +196,7 @@ void TrainingRunView::setIndex(const TrackIndex& index, const QString& source) {
     if (index.findings.empty() && done > 1) lines << tr("No regression, no widening gap.");
     if (!source.isEmpty()) lines << tr("Index %1, updated %2.").arg(source, QString::fromStdString(index.updatedUtc));
     summary_->setText(lines.join("<br>"));
+    table_->resizeColumnsToContents();
     plotTau();
     plotGap();
     plotPositions();
@@ -209,7 +211,9 @@ void TrainingRunView::activate(int i, bool asB) {
 }
 
 void TrainingRunView::addMarkers(QCustomPlot* p) {
+    std::map<double, int> atStep;  // markers already at a step: their labels stack downwards
     for (const auto& m : series_.markers) {
+        const int stacked = atStep[m.step]++;
         auto* l = new QCPItemStraightLine(p);
         l->point1->setCoords(m.step, 0);
         l->point2->setCoords(m.step, 1);
@@ -218,7 +222,8 @@ void TrainingRunView::addMarkers(QCustomPlot* p) {
         auto* t = new QCPItemText(p);
         t->position->setType(QCPItemPosition::ptPlotCoords);
         t->position->setAxes(p->xAxis, p->yAxis);
-        t->position->setCoords(m.step, p->yAxis->range().upper);
+        const auto r = p->yAxis->range();
+        t->position->setCoords(m.step, r.upper - 0.07 * stacked * r.size());
         t->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
         t->setText(regression ? tr(" regression") : tr(" gap widens"));
         t->setFont(QFont("DejaVu Sans", 7));
@@ -271,7 +276,7 @@ void TrainingRunView::plotGap() {
     gap_->rescaleAxes();
     const auto r = gap_->yAxis->range();
     gap_->yAxis->setRange(std::min(0.0, r.lower) - 0.05, std::max(0.0, r.upper) + 0.1 * std::max(0.5, r.size()));
-    gap_->xAxis->scaleRange(1.08);
+    gap_->xAxis->setRange(tau_->xAxis->range());  // one step axis for both plots
     addMarkers(gap_);
     gap_->replot();
 }

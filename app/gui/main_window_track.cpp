@@ -7,6 +7,7 @@
 
 #include "gui/dialog_dirs.h"
 #include "gui/model_panel.h"
+#include "gui/model_session.h"
 #include "gui/prompt_panel.h"
 #include "gui/training_run_watcher.h"
 #include "training_run_view.h"
@@ -19,6 +20,7 @@
 #include <QFileInfo>
 #include <QMenu>
 #include <QStatusBar>
+#include <QTimer>
 
 namespace draftscope {
 
@@ -66,8 +68,17 @@ bool MainWindow::openTrainingRun(const QString& dir, QString* error) {
         return false;
     }
     if (isViewMaximised()) toggleMaximisedView();
+    // Raised (and, with no models loaded, maximised: the run is all there is to look at) once
+    // the window is shown; before that a tabified dock cannot be brought to the front.
+    auto bringForward = [this] {
+        QDockWidget* d = dock("trainingRunDock");
+        d->show();
+        d->raise();
+        if (models_->loaded().drafterDir.isEmpty() && !isViewMaximised()) toggleMaximisedView(d);
+    };
+    if (isVisible()) bringForward();
+    else QTimer::singleShot(0, this, bringForward);
     dock("trainingRunDock")->show();
-    dock("trainingRunDock")->raise();
     statusBar()->showMessage(tr("Training run %1").arg(trackWatcher_->indexPath()), 8000);
     return true;
 }
@@ -85,6 +96,7 @@ void MainWindow::openTrackedCheckpoint(const QString& drafterPath, bool asB, con
                 .arg(promptSetPath, QString::fromStdString(e.what())));
     }
     log(tr("opening checkpoint %1 as drafter %2").arg(drafterPath, asB && r.drafterBDir == drafterPath ? "B" : "A"));
+    if (isViewMaximised()) toggleMaximisedView();  // the views that will show the checkpoint
     modelPanel_->setRequest(r);
     loadModels(r);
 }

@@ -125,7 +125,8 @@ inline constexpr std::uint64_t kTrackSeed = 20261204;
 /// bootstrap interval is below 0.
 inline constexpr double kRegressionMargin = 0.05;
 /// The gap widens when its mean over the prompts exceeds its smallest earlier value by this
-/// many tokens per block and the lower bound of the paired interval is above 0.
+/// many tokens per block, the lower bound of the paired interval is above 0, and the gap itself
+/// exceeds it (the teacher-forced expected acceptance stands above the free-running tau).
 inline constexpr double kGapMargin = 0.25;
 
 /// The run index (`track.json` in the output directory; docs/TRACK.md, "The run index").

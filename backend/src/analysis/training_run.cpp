@@ -207,6 +207,10 @@ private:
             todo.push_back(c);
         }
         if (todo.empty() && !found.empty() && !announced_) log("every checkpoint found is evaluated");
+        // Nothing to evaluate: the index is still rewritten on the first scan (findings by this
+        // build's rules) and whenever the trainer log grew, so the GUI follows the log too.
+        const std::size_t logPoints = index_.trainerLog ? index_.trainerLog->points.size() : 0;
+        if (todo.empty() && !index_.checkpoints.empty() && (!announced_ || logPoints != writtenLogPoints_)) write();
         announced_ = true;
         for (std::size_t i = 0; i < todo.size(); ++i) {
             if (cancelled()) return true;
@@ -237,6 +241,7 @@ private:
             if (c.status == "done" && c.tau > best) best = c.tau, index_.bestStep = c.checkpoint.step;
         index_.updatedUtc = utcTimestamp();
         writeTrackIndex(indexPath_, index_);
+        writtenLogPoints_ = index_.trainerLog ? index_.trainerLog->points.size() : 0;
     }
 
     /// The drafter config of a .pt checkpoint.
@@ -405,6 +410,7 @@ private:
     std::set<std::string> reported_;
     std::set<std::int64_t> probed_;
     bool announced_ = false;
+    std::size_t writtenLogPoints_ = 0;  ///< trainer log points in the index as last written
 };
 
 }  // namespace
@@ -443,6 +449,20 @@ std::vector<TrackFinding> trackFindings(const TrackIndex& index) {
                     (where.empty() ? std::string() : "; the block positions that lost most: " + where);
         f.evidence = {{"tau_before", a.tau}, {"tau_after", b.tau}, {"mean_change", iv.mean},
                       {"lower", iv.lower},   {"upper", iv.upper},  {"prompts", static_cast<double>(iv.pairs)}};
+        // What the trainer logged over the same steps: the number that did not show the drop.
+        const auto logged = [&](std::int64_t step) -> std::optional<double> {
+            std::optional<double> v;
+            if (index.trainerLog)
+                for (const auto& [s, value] : index.trainerLog->points)
+                    if (s <= step) v = value;
+            return v;
+        };
+        if (const auto la = logged(a.checkpoint.step), lb = logged(b.checkpoint.step); la && lb) {
+            f.message += "; meanwhile the trainer logged " + index.trainerLog->metric + " " + fixed(*la, 3) + " -> " +
+                         fixed(*lb, 3);
+            f.evidence.emplace_back("logged_before", *la);
+            f.evidence.emplace_back("logged_after", *lb);
+        }
         out.push_back(std::move(f));
     }
     // The train-vs-inference gap widening from its smallest earlier value (first time only).
@@ -455,7 +475,9 @@ std::vector<TrackFinding> trackFindings(const TrackIndex& index) {
         const auto [before, after] = paired(a, promptGaps(a), b, promptGaps(b));
         if (before.size() < 2) continue;
         const auto iv = pairedBootstrap(before, after, kTrackResamples, kTrackConfidence, kTrackSeed);
-        if (!(iv.mean > kGapMargin && iv.lower > 0)) continue;
+        // The teacher-forced acceptance must stand above tau (a drafter that merely got worse
+        // shrinks a negative gap towards 0 without drafting better under teacher forcing).
+        if (!(iv.mean > kGapMargin && iv.lower > 0 && b.gap > kGapMargin)) continue;
         TrackFinding f;
         f.id = "gap-widening";
         f.step = b.checkpoint.step;
