@@ -285,9 +285,12 @@ private slots:
         QVERIFY2(out.contains("anchor feature in context"), qPrintable(out));
         QVERIFY2(out.contains("cost: static 0 steps"), qPrintable(out));
         QVERIFY2(out.contains("; context-leak 17 steps"), qPrintable(out));  // anchors: 32 new tokens - 16 + 1
-        // Progress counts the prompt run, then the one convention family.
+        // Progress in estimated drafter calls: the prompt's probe (17 anchors), then the one
+        // convention family's alternative (17 more).
         const auto progress = QString::fromUtf8(p.readAllStandardError());
-        QVERIFY2(progress.contains("diagnosing: 1/2 steps") && progress.contains("diagnosing: 2/2 steps"),
+        QVERIFY2(progress.contains("diagnosing: 0/34 drafter calls (estimated)") &&
+                     progress.contains("diagnosing: 17/34 drafter calls (estimated), about") &&
+                     progress.contains("diagnosing: 34/34 drafter calls (estimated)"),
                  qPrintable(progress));
         // An unknown family is refused by name before any model loads.
         QProcess bad;

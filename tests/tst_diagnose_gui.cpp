@@ -197,7 +197,12 @@ private slots:
         QCOMPARE(viewForFinding("convention-window"), FindingView::Masks);
         QCOMPARE(viewForFinding("convention-tap-offset"), FindingView::HiddenStates);
         QCOMPARE(viewForFinding("convention-position-offset"), FindingView::BlockGrid);
-        for (const char* id : {"label-shift", "context-leak", "acceptance", "fc-width", "load-failed"})
+        QCOMPARE(viewForFinding("context-leak"), FindingView::MaskDiff);
+        QCOMPARE(viewForFinding("sliding-window-dropped"), FindingView::Masks);
+        QCOMPARE(viewForFinding("tapped-last-layer"), FindingView::HiddenStates);
+        for (const char* id : {"label-shift", "draft-repetition", "acceptance"})
+            QCOMPARE(viewForFinding(id), FindingView::BlockGrid);
+        for (const char* id : {"fc-width", "load-failed", "tapped", "context"})
             QCOMPARE(viewForFinding(id), FindingView::None);
     }
 
@@ -252,6 +257,39 @@ private slots:
         const auto written = plot.exportAll(tmp.path(), &err);
         QVERIFY2(err.isEmpty(), qPrintable(err));
         QCOMPARE(written.size(), 5);  // png, svg, pdf, csv, json
+    }
+
+    void probeLegendIsNeverClipped() {
+        // Every probe row for A and B (each with findings: six legend entries) in a narrow
+        // dock: the legend wraps onto more rows and the plot grows to hold them (the dock
+        // scrolls) instead of squeezing the legend out of the widget.
+        DiagnosisReport report = handReport();
+        for (auto* d : {&report.drafters[0], &report.drafters[1]}) {
+            d->conventionProbes.clear();
+            for (int k = 0; k < 12; ++k)
+                d->conventionProbes.push_back(probe("window", "layer " + std::to_string(k) + " sliding 24", 2.0, 2.4, 0.1, 0.6, k % 3 == 0));
+        }
+        const auto data = probeTauData(report, {0, 1}, {"A: a drafter with a long name", "B: another long drafter name"});
+        for (const int width : {900, 420, 260}) {
+            ProbeTauPlot plot;
+            plot.resize(width, 150);
+            plot.setData(data);
+            plot.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&plot));
+            QTest::qWait(20);
+            plot.plot()->replot();
+            QCPLegend* legend = plot.plot()->legend;
+            QCOMPARE(legend->itemCount(), 6);
+            const QRect inside = plot.plot()->rect();
+            QVERIFY2(inside.contains(legend->outerRect()),
+                     qPrintable(QString("width %1: legend %2 px high at y %3, plot %4 px high").arg(width)
+                                    .arg(legend->outerRect().height()).arg(legend->outerRect().top()).arg(inside.height())));
+            QVERIFY2(legend->outerRect().height() >= legend->minimumOuterSizeHint().height(), qPrintable(QString::number(width)));
+            for (int i = 0; i < legend->itemCount(); ++i)
+                QVERIFY2(inside.contains(legend->item(i)->outerRect()), qPrintable(QString("width %1 entry %2").arg(width).arg(i)));
+            // Each of the 12 alternatives keeps a readable row.
+            QVERIFY2(plot.plot()->axisRect()->height() >= 12 * 16, qPrintable(QString::number(plot.plot()->axisRect()->height())));
+        }
     }
 
     void targetLoadsVerdicts() {

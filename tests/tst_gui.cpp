@@ -18,6 +18,7 @@
 #include "gui/inspector_dialog.h"
 #include "gui/loaded_models.h"
 #include "gui/main_window.h"
+#include "gui/run_state.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "hidden_stats_view.h"
@@ -44,6 +45,9 @@
 #include <QStatusBar>
 #include <QStandardItemModel>
 #include <QTimer>
+#include <QScreen>
+#include <QSettings>
+#include <QToolBar>
 #include <QtTest>
 
 using namespace draftscope;
@@ -264,6 +268,102 @@ private slots:
         QCOMPARE(w.budgetSweepPlot()->budgets(), (QVector<double>{4}));
         QCOMPARE(w.promptPanel()->progressText(), QString("cancelled (kept: chain, DDTree 4)"));
         QVERIFY(w.statusBar()->currentMessage().contains("cancelled"));
+        // The caption says what is on screen, not that runs are still coming; the Log names
+        // what was kept.
+        const QString caption = w.blockAgreementView()->caption();
+        QVERIFY2(!caption.contains("running") && caption.contains("(cancelled: kept chain, DDTree 4)"), qPrintable(caption));
+        QVERIFY2(w.logText().contains("cancelled; kept on screen: chain, DDTree 4"), qPrintable(w.logText()));
+        QCOMPARE(w.runState().phase(), RunState::Phase::Cancelled);
+    }
+
+    void cancelBeforeTheTreesSaysSoInTheDDTreeView() {
+        MainWindow w(false);
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["0"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(48);
+        w.promptPanel()->setDdtreeBudgets({4, 8});
+        QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
+        w.loadModels(demoModels());
+        QVERIFY(waitForSignal(loaded, 60000));
+        connect(w.controller(), &AnalysisController::stageChanged, &w, [&](quint64, const QString& stage) {
+            if (stage.startsWith("DDTree budget 4")) w.promptPanel()->findChild<QPushButton*>("cancelButton")->click();
+        });
+        QSignalSpy cancelled(w.controller(), &AnalysisController::cancelled);
+        w.runAnalysis();
+        QVERIFY(waitForSignal(cancelled, 200000));
+        QCOMPARE(w.treeView()->budgetCount(), 0);
+        const QString tree = w.treeView()->stepInfoText();
+        QVERIFY2(tree.contains("cancelled before its DDTree runs (budgets 4, 8) finished") && !tree.contains("enter DDTree budgets"),
+                 qPrintable(tree));
+        QCOMPARE(w.promptPanel()->progressText(), QString("cancelled (kept: chain)"));
+    }
+
+    void freshWindowAndFailedLoadTellTheTruth() {
+        MainWindow w(false);
+        // A fresh window has run nothing: its bar says so.
+        QCOMPARE(w.promptPanel()->progressBarText(), QString("no run yet"));
+        // A finished run, then a load that fails: the run is marked stale, and the Run queued
+        // behind the load reports nothing more (one error, the load's).
+        w.promptPanel()->setPromptText(QString::fromStdString(goldens()["prompts"]["1"].get<std::string>()));
+        w.promptPanel()->setMaxNewTokens(16);
+        w.promptPanel()->setDdtreeBudgets({});
+        QString err;
+        QVERIFY2(HeadlessRun(w).loadAndRun(demoModels(), &err), qPrintable(err));
+        QVERIFY(!w.blockAgreementView()->caption().contains("stale"));
+        QSignalSpy errors(&w, &MainWindow::errorReported);
+        QSignalSpy failed(w.controller(), &AnalysisController::failed);
+        ModelRequest bad = demoModels();
+        bad.drafterDir = QString::fromStdString(dataPath("models/qwen3_5-tiny-causallm"));  // not a drafter
+        w.loadModels(bad);
+        w.runAnalysis();
+        QVERIFY(waitForCount(failed, 2, 60000));  // the load, then the run queued behind it
+        QTest::qWait(50);
+        deliverQueuedSlots();
+        QCOMPARE(errors.count(), 1);
+        QCOMPARE(errors.first().first().toString(), QString("load"));
+        QVERIFY2(w.blockAgreementView()->caption().contains("stale: its models are no longer loaded"),
+                 qPrintable(w.blockAgreementView()->caption()));
+        QVERIFY(w.logText().contains("not run: the models did not load"));
+    }
+
+    void restartRestoresOnlyWhatHasContent() {
+        // A session closed with the A vs B, Diagnose and Results docks and the Compare toolbar
+        // open comes back without them (nothing loaded); the window fits the screen.
+        {
+            MainWindow w(false);
+            w.show();
+            for (const char* d : {"comparisonDock", "diagnoseDock", "resultsDock", "resultsAggregateDock", "trainingRunDock"})
+                w.findChild<QDockWidget*>(d)->show();
+            w.findChild<QToolBar*>("compareToolBar")->show();
+            w.resize(5000, 4000);
+            w.move(3000, 2000);
+            w.close();
+        }
+        MainWindow w(false);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        for (const char* d : {"comparisonDock", "diagnoseDock", "resultsDock", "resultsAggregateDock", "trainingRunDock"})
+            QVERIFY2(w.findChild<QDockWidget*>(d)->isHidden(), d);
+        QVERIFY(w.findChild<QToolBar*>("compareToolBar")->isHidden());
+        const QRect avail = w.screen()->availableGeometry();
+        // The test screen (800x800) is narrower than the window's minimum width (the docks at
+        // their smallest): the window is then at that width, from the screen's left edge.
+        const QRect g = w.geometry();
+        const QString where = QString("%1,%2 %3x%4 on %5x%6").arg(g.x()).arg(g.y()).arg(g.width()).arg(g.height())
+                                  .arg(avail.width()).arg(avail.height());
+        QVERIFY2(g.top() >= avail.top() && g.bottom() <= avail.bottom(), qPrintable(where));
+        QVERIFY2(g.left() >= avail.left() - 2 && g.width() <= std::max(avail.width(), w.minimumSizeHint().width()),
+                 qPrintable(where));
+        // View > Reset layout leaves no stray dock or toolbar either.
+        w.findChild<QDockWidget*>("diagnoseDock")->show();
+        w.resetLayout();
+        QVERIFY(w.findChild<QDockWidget*>("diagnoseDock")->isHidden());
+        QVERIFY(w.findChild<QToolBar*>("compareToolBar")->isHidden());
+        // Models loaded: the Diagnose dock open at the last close comes back with them.
+        QSignalSpy loaded(w.controller(), &AnalysisController::modelsLoaded);
+        w.loadModels(demoModels());
+        QVERIFY(waitForSignal(loaded, 60000));
+        QVERIFY(w.findChild<QDockWidget*>("diagnoseDock")->isHidden());  // Reset layout forgot it
+        QSettings().remove("window");
     }
 
     void liveRunsNameTheirPrompt() {

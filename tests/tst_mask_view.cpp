@@ -17,6 +17,7 @@
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QFile>
+#include <QImage>
 #include <QLabel>
 #include <QSpinBox>
 #include <QLineEdit>
@@ -94,6 +95,67 @@ class TestMaskView : public QObject {
     }
 
 private slots:
+    void exportedHeatmapsAreReportReady_data() {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("cols");
+        QTest::newRow("small 4x8") << 4 << 8;       // a tree step: used to fill 200 of 480 px
+        QTest::newRow("block 16x40") << 16 << 40;   // an inference mask
+        QTest::newRow("long 16x300") << 16 << 300;  // a long context: labels thinned
+    }
+    void exportedHeatmapsAreReportReady() {
+        // The exported PNG is measured: the matrix fills most of the figure whatever the dock's
+        // size, and no two tick labels are closer than a label's height.
+        QFETCH(int, rows);
+        QFETCH(int, cols);
+        HeatmapPlot plot;
+        plot.resize(330, 250);  // a small dock
+        QCPColorGradient red;
+        red.clearColorStops();
+        red.setColorStopAt(0, QColor(255, 0, 0));
+        red.setColorStopAt(1, QColor(255, 0, 0));
+        plot.colorMap()->setGradient(red);
+        plot.colorMap()->setDataRange(QCPRange(0, 1));
+        HeatmapCells cells;
+        cells.rows = rows;
+        cells.cols = cols;
+        cells.values.assign(static_cast<std::size_t>(rows * cols), 1.0);
+        for (int c = 0; c < cols; ++c) cells.columnLabels << QString("ctx %1 'token'").arg(c);
+        for (int r = 0; r < rows; ++r) cells.rowLabels << QString("b+%1 @%2 [M]").arg(r).arg(100 + r);
+        plot.setCells(cells);
+        plot.setTitle("a mask");
+        plot.setAxisLabels("key (position, token)", "query (block row @ position)");
+        QTemporaryDir dir;
+        const QString png = dir.filePath("m.png");
+        QString err;
+        QVERIFY2(plot.exportFigure(png, &err, "prompt p, drafter d"), qPrintable(err));
+        QImage img(png);
+        QVERIFY(!img.isNull());
+        int x0 = img.width(), y0 = img.height(), x1 = -1, y1 = -1;
+        for (int y = 0; y < img.height(); ++y)
+            for (int x = 0; x < img.width(); ++x)
+                if (img.pixel(x, y) == qRgb(255, 0, 0)) {
+                    x0 = std::min(x0, x);
+                    y0 = std::min(y0, y);
+                    x1 = std::max(x1, x);
+                    y1 = std::max(y1, y);
+                }
+        QVERIFY(x1 > x0 && y1 > y0);
+        const double fw = double(x1 - x0 + 1) / img.width(), fh = double(y1 - y0 + 1) / img.height();
+        qInfo("%dx%d: image %dx%d, matrix %dx%d px (%.0f%% x %.0f%%)", rows, cols, img.width(), img.height(), x1 - x0 + 1,
+              y1 - y0 + 1, fw * 100, fh * 100);
+        QVERIFY2(fw >= 0.5, qPrintable(QString::number(fw)));
+        QVERIFY2(fh >= 0.3, qPrintable(QString::number(fh)));
+        // The axis titles and labels sit outside the matrix, within the image: the matrix does
+        // not touch the border.
+        QVERIFY(x0 > 10 && y0 > 10 && x1 < img.width() - 5 && y1 < img.height() - 10);
+        // Labels at least 13 px apart (about a 7 pt line) along each axis of the figure.
+        const auto t = plot.lastExportTicks();
+        QVERIFY2(t[0] >= 1 && t[0] * 13 <= t[2] + 13, qPrintable(QString("%1 labels on %2 px").arg(t[0]).arg(t[2])));
+        QVERIFY2(t[1] >= 1 && t[1] * 13 <= t[3] + 13, qPrintable(QString("%1 labels on %2 px").arg(t[1]).arg(t[3])));
+        // The on-screen thinning comes back after the export.
+        QVERIFY(plot.shownTickCount(Qt::Horizontal) <= t[0] || cols < 20);
+    }
+
     void heatmapTickThinningAndHatchRuns() {
         // 100 labels over 260 px: room for 20 (13 px each), so every 5th; 10 fit at once.
         const auto every5 = thinnedTicks(100, -0.5, 99.5, 260);

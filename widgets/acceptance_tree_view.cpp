@@ -120,6 +120,13 @@ AcceptanceTreeView::AcceptanceTreeView(QWidget* parent)
 
 void AcceptanceTreeView::clear() { setRuns({}, {}); }
 
+QString AcceptanceTreeView::stepInfoText() const { return stepInfo_->text(); }
+
+void AcceptanceTreeView::setEmptyText(const QString& text) {
+    if (text == emptyText_) return;
+    emptyText_ = text;
+    if (runs_.empty()) rebuild();
+}
 
 
 void AcceptanceTreeView::setRuns(const std::vector<TreeRunResult>& runs, PieceFn pieceOf) {
@@ -266,8 +273,10 @@ void AcceptanceTreeView::rebuild() {
 
     const TreeStep* st = currentTreeStep();
     if (!st) {
-        stepInfo_->setText(runs_.empty() ? tr("No DDTree runs: enter DDTree budgets in the Prompt panel and run (hybrid targets cannot run "
-                                              "DDTree; the Log says why a tree run failed).")
+        stepInfo_->setText(runs_.empty() ? (emptyText_.isEmpty()
+                                                ? tr("No DDTree runs: enter DDTree budgets in the Prompt panel and run (hybrid "
+                                                     "targets cannot run DDTree; the Log says why a tree run failed).")
+                                                : emptyText_)
                                          : tr("This DDTree run has no verify steps."));
         auto* t = scene_->addSimpleText(stepInfo_->text());
         t->setBrush(Qt::darkGray);

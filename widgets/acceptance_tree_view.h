@@ -55,6 +55,11 @@ public:
     /// selected budget if it is still there, and selects step 0.
     void setRuns(const std::vector<TreeRunResult>& runs, PieceFn pieceOf);
     void clear();
+    /// What the view says while it has no tree runs (the run state's reason: running,
+    /// cancelled, none asked for); empty: the default hint.
+    void setEmptyText(const QString& text);
+    /// The line above the tree (the step's summary, or why there is no tree).
+    QString stepInfoText() const;
 
     int budgetCount() const { return static_cast<int>(runs_.size()); }
     /// Budget of the selected run, 0 if none.
@@ -148,6 +153,7 @@ private:
     ZoomableGraphicsView* view_;
     QTableView* tableView_;
     TreeNodesTable* table_;
+    QString emptyText_;
 };
 
 }  // namespace draftscope

@@ -316,9 +316,9 @@ void AttentionView::updateHover(int q, int k) {
 }
 
 QStringList AttentionView::exportAll(const QString& dir, QString* error) {
-    const QSize s = plot_->exportSize();
     FigureSet set(dir, error);
-    set.plot(exportName(), plot_, s.width(), s.height(), figureTitle()) && set.table(exportName(), table_);
+    set.figure(exportName(), [this](const QString& path, QString* e) { return plot_->exportFigure(path, e, figureTitle()); }) &&
+        set.table(exportName(), table_);
     return set.written();
 }
 

@@ -9,9 +9,13 @@
 namespace draftscope {
 
 FindingView viewForFinding(const std::string& id) {
-    if (id == "convention-block-causal" || id == "convention-window") return FindingView::Masks;
-    if (id == "convention-tap-offset") return FindingView::HiddenStates;
-    if (id == "convention-position-offset") return FindingView::BlockGrid;
+    if (id == "context-leak") return FindingView::MaskDiff;
+    for (const char* m : {"convention-block-causal", "convention-window", "causal-keys-disagree", "sliding-window-dropped",
+                          "window-shorter-than-context"})
+        if (id == m) return FindingView::Masks;
+    if (id == "convention-tap-offset" || id.rfind("tapped-", 0) == 0) return FindingView::HiddenStates;
+    for (const char* g : {"convention-position-offset", "label-shift", "draft-repetition", "low-acceptance", "acceptance"})
+        if (id == g) return FindingView::BlockGrid;
     return FindingView::None;
 }
 

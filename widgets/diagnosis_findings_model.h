@@ -17,11 +17,17 @@ enum class FindingView {
     Masks,         ///< the Masks tab: block causality and sliding windows (convention-block-causal, convention-window)
     HiddenStates,  ///< the hidden-state statistics of the tapped layers (convention-tap-offset)
     BlockGrid,     ///< the block agreement grid: positions of the block (convention-position-offset)
+    /// The Masks tab's diff of the strict context (kv < anchor) against the inclusive one
+    /// (kv <= anchor) at inference: the column a context-leak drafter learned to use.
+    MaskDiff,
 };
 
-/// The view for finding `id` (docs/DIAGNOSE.md "Findings"): convention-block-causal and
-/// convention-window -> Masks, convention-tap-offset -> HiddenStates,
-/// convention-position-offset -> BlockGrid, every other id -> None.
+/// The view for finding `id` (docs/DIAGNOSE.md "Findings"): context-leak -> MaskDiff;
+/// convention-block-causal, convention-window, causal-keys-disagree, sliding-window-dropped,
+/// window-shorter-than-context -> Masks; convention-tap-offset and the tapped-* checks ->
+/// HiddenStates; convention-position-offset, label-shift, draft-repetition, low-acceptance,
+/// acceptance -> BlockGrid; the configuration checks without a view (fc-width, mask-token-*,
+/// num-target-layers-mismatch, load-failed, probe-skipped) -> None.
 FindingView viewForFinding(const std::string& id);
 
 /// "evidence name=value, ..." with values to 4 significant digits (as draftscope-cli diagnose prints them).

@@ -195,18 +195,39 @@ void HeatmapPlot::updateTicks(QCPAxis* axis, const QStringList& labels) {
     auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>(axis->ticker());
     if (!ticker) return;
     const QCPRange r = axis->range();
-    const int pixels = axis->orientation() == Qt::Horizontal ? axis->axisRect()->width() : axis->axisRect()->height();
+    const bool horizontal = axis->orientation() == Qt::Horizontal;
+    const int pixels = !exportTicks_.isEmpty() ? (horizontal ? exportTicks_.width() : exportTicks_.height())
+                                               : horizontal ? axis->axisRect()->width() : axis->axisRect()->height();
     QMap<double, QString> ticks;
     for (int i : thinnedTicks(static_cast<int>(labels.size()), r.lower, r.upper, pixels)) ticks.insert(i, labels[i]);
     ticker->setTicks(ticks);
 }
 
+QSize HeatmapPlot::exportMargins() const {
+    // Room around the matrix: the longest tick label of each axis (x labels stand rotated),
+    // the axis titles, the plot title and, where present, a colour scale on the right.
+    const QFontMetrics ticks(xAxis->tickLabelFont());
+    int rowLabel = 0, colLabel = 0;
+    for (const auto& l : cells_.rowLabels) rowLabel = std::max(rowLabel, ticks.horizontalAdvance(l));
+    for (const auto& l : cells_.columnLabels) colLabel = std::max(colLabel, ticks.horizontalAdvance(l));
+    const QFontMetrics axisFont(xAxis->labelFont());
+    bool scale = false;
+    for (int i = 0; i < plotLayout()->elementCount(); ++i)
+        scale = scale || qobject_cast<QCPColorScale*>(plotLayout()->elementAt(i)) != nullptr;
+    const int width = std::min(rowLabel, 360) + axisFont.height() + 40 + (scale ? 110 : 0);
+    const int height = std::min(colLabel, 360) + axisFont.height() + 40 + 2 * axisFont.height();
+    return {std::max(width, exportExtra_.width() / 2), std::max(height, exportExtra_.height() / 2)};
+}
+
 QSize HeatmapPlot::exportSize() const {
-    if (isVisible() && width() >= 320 && height() >= 240) return {0, 0};
+    // Cells of 14..28 px (a 7 pt label fits in 14), the matrix about 900 px on its larger
+    // side, plus the margins its labels need: the matrix fills the figure, whatever the size
+    // of the dock it is shown in.
     const int cols = std::max(1, cells_.cols), rows = std::max(1, cells_.rows);
-    const int cell = std::clamp(900 / std::max(cols, rows), 6, 28);
-    return {std::clamp(cols * cell + exportExtra_.width(), exportMinimum_.width(), 1800),
-            std::clamp(rows * cell + exportExtra_.height(), exportMinimum_.height(), 1400)};
+    const int cell = std::clamp(900 / std::max(cols, rows), 14, 28);
+    const QSize m = exportMargins();
+    return {std::clamp(cols * cell + m.width(), exportMinimum_.width(), 2400),
+            std::clamp(rows * cell + m.height(), exportMinimum_.height(), 2000)};
 }
 
 void HeatmapPlot::setExportSizing(const QSize& extra, const QSize& minimum) {
@@ -216,7 +237,24 @@ void HeatmapPlot::setExportSizing(const QSize& extra, const QSize& minimum) {
 
 bool HeatmapPlot::exportFigure(const QString& path, QString* error, const QString& title) {
     const QSize s = exportSize();
-    return exportPlot(this, path, error, s.width(), s.height(), title);
+    // Thin the tick labels for the figure's axis lengths (not the dock's), so none overlap.
+    const QSize m = exportMargins();
+    exportTicks_ = {std::max(60, s.width() - m.width()), std::max(60, s.height() - m.height())};
+    updateTicks(xAxis, cells_.columnLabels);
+    updateTicks(yAxis, cells_.rowLabels);
+    lastExportTicks_ = {shownTickCount(Qt::Horizontal), shownTickCount(Qt::Vertical), exportTicks_.width(),
+                        exportTicks_.height()};
+    const bool ok = exportPlot(this, path, error, s.width(), s.height(), title);
+    exportTicks_ = {};
+    updateTicks(xAxis, cells_.columnLabels);
+    updateTicks(yAxis, cells_.rowLabels);
+    replot(QCustomPlot::rpQueuedReplot);
+    return ok;
+}
+
+int HeatmapPlot::shownTickCount(Qt::Orientation axis) const {
+    auto ticker = qSharedPointerDynamicCast<QCPAxisTickerText>((axis == Qt::Horizontal ? xAxis : yAxis)->ticker());
+    return ticker ? ticker->ticks().size() : 0;
 }
 
 void HeatmapPlot::installExportMenu(const QString& baseName, const std::function<QString()>& title,

@@ -11,6 +11,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -74,14 +75,23 @@ public:
     QCPColorMap* colorMap() const { return map_; }
     QCPTextElement* titleElement() const { return title_; }
 
-    /// Size for a figure export: {0, 0} (the on-screen size) when the plot is laid out at
-    /// least 320 x 240, else one that fits the matrix: cells of 6..28 px (900 px over the
-    /// larger side) plus `extra` for title, ticks and scale, clamped to [minimum, 1800 x
-    /// 1400] (setExportSizing; default extra 220 x 220, minimum 480 x 360).
+    /// Size for a figure export, from the matrix alone (never the dock's size): cells of
+    /// 14..28 px (the matrix about 900 px over its larger side) plus exportMargins(), clamped
+    /// to [minimum, 2400 x 2000] (setExportSizing; default minimum 480 x 360).
     QSize exportSize() const;
+    /// Room the figure needs around the matrix: the longest tick label of each axis (x labels
+    /// stand rotated), the axis titles, the title and a colour scale; at least half of
+    /// setExportSizing's `extra`.
+    QSize exportMargins() const;
     void setExportSizing(const QSize& extra, const QSize& minimum);
-    /// Writes the figure at exportSize() with `title` above it (exportPlot(): png, svg, pdf).
+    /// Writes the figure at exportSize() with `title` above it (exportPlot(): png, svg, pdf),
+    /// the tick labels thinned for the figure's axis lengths (about 13 px apart).
     bool exportFigure(const QString& path, QString* error, const QString& title);
+    /// Tick labels the axis shows now (after thinning).
+    int shownTickCount(Qt::Orientation axis) const;
+    /// The last exportFigure's tick labels per axis and the axis lengths they were thinned
+    /// for (px): {x labels, y labels, x px, y px}.
+    std::array<int, 4> lastExportTicks() const { return lastExportTicks_; }
     /// The context menu: the figure as PNG/SVG/PDF (exportFigure with what `title` returns at
     /// export time) and `table` as CSV/JSON.
     void installExportMenu(const QString& baseName, const std::function<QString()>& title,
@@ -98,6 +108,8 @@ private:
 
     HeatmapCells cells_;
     QSize exportExtra_{220, 220}, exportMinimum_{480, 360};
+    QSize exportTicks_;  ///< axis lengths ticks are thinned for during an export (empty: on screen)
+    std::array<int, 4> lastExportTicks_{};
     QCPColorMap* map_ = nullptr;
     QCPTextElement* title_ = nullptr;
     Hatching* hatching_ = nullptr;

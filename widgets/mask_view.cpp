@@ -64,7 +64,7 @@ void MaskView::buildUi() {
     layerCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     layerCombo_->setMinimumContentsLength(16);  // "1: sliding 2048 causal"; the list shows it whole
     layerCombo_->setToolTip(tr("Drafter layer whose mask is drawn: causal layers add the triangle, sliding-window "
-                               "layers the band of the last W positions (DFLASH.md section 9)"));
+                               "layers the band of the last W positions (docs/ENGINE.md, \"Drafter attention layouts\")"));
     infRow->addWidget(stepLabel_, 1);
     layerRow->addWidget(new QLabel(tr("Layer"), layerBox_));
     layerRow->addWidget(layerCombo_);
@@ -363,12 +363,13 @@ void MaskView::updateHover(int r, int c) {
 
 QStringList MaskView::exportAll(const QString& dir, QString* error) {
     FigureSet set(dir, error);
-    const QSize s = plot_->exportSize();  // the shown mask's size for all three
+    // Each mask sized to its own matrix and labels (HeatmapPlot::exportFigure).
     auto writeFiles = [&](const QString& base) {
-        return set.plot(base, plot_, s.width(), s.height(), figureTitle()) && set.table(base, table_);
+        return set.figure(base, [this](const QString& path, QString* e) { return plot_->exportFigure(path, e, figureTitle()); }) &&
+               set.table(base, table_);
     };
     if (!writeFiles(exportName())) return set.written();
-    // The view shows one mask; the packed training mask of DFLASH.md section 6 and the
+    // The view shows one mask; the packed training mask (docs/ENGINE.md, "Training-time mask") and the
     // selected DDTree step's tree-verify mask (section 5) are exported beside it.
     const Mode shown = mode();
     if (shown != Mode::Training) {

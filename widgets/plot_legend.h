@@ -2,6 +2,8 @@
 // A plot legend in its own row under the axis rect, with as many entries per row as the
 // plot's width allows: it never covers data and never runs past the plot's edge.
 
+#include <functional>
+
 class QCustomPlot;
 class QString;
 
@@ -16,9 +18,15 @@ void placeLegendBelow(QCustomPlot* plot, int row = 2);
 /// changes. Call it when the plot is resized and before exporting at a fixed width.
 void fitLegendRows(QCustomPlot* plot, int width, int maxPerRow);
 
+/// Height in pixels of `plot`'s legend (margins included) with its rows fitted to a plot
+/// `width` pixels wide, as fitLegendRows() would fit them; 0 when the legend is empty.
+int legendHeightFor(QCustomPlot* plot, int width, int maxPerRow);
+
 /// Calls fitLegendRows(plot, plot->width(), maxPerRow) whenever `plot` is resized (an event
-/// filter owned by the plot).
-void fitLegendRowsOnResize(QCustomPlot* plot, int maxPerRow);
+/// filter owned by the plot). With `contentHeight` (the pixels the title and axis rect need),
+/// the plot's minimum height becomes that plus the legend's height at the new width, so a
+/// legend that wraps onto more rows is never clipped (the enclosing dock scrolls instead).
+void fitLegendRowsOnResize(QCustomPlot* plot, int maxPerRow, std::function<int()> contentHeight = {});
 
 /// Writes `plot` through exportPlot() at width x height (0: on-screen size) with its legend
 /// rows fitted to that width (fitLegendRows), then fits them to the on-screen width again.

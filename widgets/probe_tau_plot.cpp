@@ -61,7 +61,7 @@ ProbeTauPlot::ProbeTauPlot(QWidget* parent)
                                             .arg(static_cast<int>(kConventionConfidence * 100 + 0.5))));
     plot_->legend->setFont(QFont(font().family(), 8));
     placeLegendBelow(plot_);
-    fitLegendRowsOnResize(plot_, kLegendPerRow);
+    fitLegendRowsOnResize(plot_, kLegendPerRow, [this] { return contentHeight(); });
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(plot_);
@@ -83,8 +83,6 @@ void ProbeTauPlot::redraw() {
     table_->setHorizontalHeaderLabels({tr("drafter"), tr("family"), tr("alternative"), tr("declared tau"), tr("tau"),
                                        tr("gain"), tr("gain lower"), tr("gain upper"), tr("finding")});
     const int n = static_cast<int>(data_.categories.size());
-    // Room for every label: the plot grows with the alternatives (the dock scrolls).
-    plot_->setMinimumHeight(std::max(220, 110 + 22 * n));
     QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
     for (int k = 0; k < n; ++k) ticks->addTick(k, data_.categories[k]);
     plot_->yAxis->setTicker(ticks);
@@ -156,7 +154,13 @@ void ProbeTauPlot::redraw() {
     const double pad = std::max(0.05, (hi - lo) * 0.08);
     plot_->xAxis->setRange(lo - pad, hi + pad);
     fitLegendRows(plot_, plot_->width(), kLegendPerRow);
+    plot_->setMinimumHeight(contentHeight() + legendHeightFor(plot_, plot_->width(), kLegendPerRow));
     plot_->replot();
+}
+
+int ProbeTauPlot::contentHeight() const {
+    // Title, tick labels and axis label (about 110 px) and 22 px per alternative.
+    return std::max(180, 110 + 22 * static_cast<int>(data_.categories.size()));
 }
 
 bool ProbeTauPlot::exportFigure(const QString& path, QString* error, int width, int height) {
@@ -165,7 +169,9 @@ bool ProbeTauPlot::exportFigure(const QString& path, QString* error, int width, 
 
 QStringList ProbeTauPlot::exportAll(const QString& dir, QString* error) {
     FigureSet set(dir, error);
-    const int height = std::max(360, 140 + 24 * static_cast<int>(data_.categories.size()));
+    // Every label and every legend row inside the image (the legend wraps at 900 px).
+    const int height = std::max(360, 140 + 24 * static_cast<int>(data_.categories.size()) +
+                                         legendHeightFor(plot_, 900, kLegendPerRow));
     set.figure(exportName(), [this, height](const QString& path, QString* e) { return exportFigure(path, e, 900, height); }) &&
         set.table(exportName(), table_);
     return set.written();

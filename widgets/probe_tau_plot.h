@@ -63,6 +63,8 @@ public:
 private:
     static constexpr int kLegendPerRow = 3;
     void redraw();
+    /// Pixels the title, the axes and one row per alternative need (the legend comes on top).
+    int contentHeight() const;
     QCustomPlot* plot_;
     QStandardItemModel* table_;
     ProbeTauData data_;

@@ -36,7 +36,7 @@ QString targetLoadsVerdict(const TargetLoadComparison& c) {
                            "flip under rounding).")
             .arg(kTargetLoadsCloseCosine).arg(worstText, agreement).arg(c.logitsMaxAbs, 0, 'g', 4);
     return QObject::tr("Different: %1; %2. A target loaded through the wrong class or with the wrong kernels looks "
-                       "like this (DFLASH.md section 7).")
+                       "like this.")
         .arg(QObject::tr("hidden states diverge from index %1 on (cosine %2 < %3)")
                  .arg(firstBelow->index).arg(firstBelow->minCosine, 0, 'f', 6).arg(kTargetLoadsCloseCosine),
              agreement);

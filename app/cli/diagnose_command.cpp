@@ -1,5 +1,7 @@
 #include "cli/diagnose_command.h"
 
+#include "cli/progress_bar.h"
+
 #include "draftscope/diagnosis.h"
 #include "draftscope/errors.h"
 #include "draftscope/prompt_set.h"
@@ -7,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <chrono>
 #include <iostream>
 
 namespace draftscope::cli {
@@ -103,11 +106,20 @@ int DiagnoseCommand::run(const std::atomic<bool>& cancel) const {
     std::cerr << "loading target " << targetDir << " (" << device.load.device << ", " << device.load.dtype << ")\n";
     engine.loadTarget(targetDir, device.load);
     const bool tty = ::isatty(2);
+    const auto started = std::chrono::steady_clock::now();
     const auto report = diagnoseDrafters(
         engine, drafters, prompts, settings,
         [&](std::int64_t done, std::int64_t total) {
-            if (tty) std::cerr << "\rdiagnosing: " << done << "/" << total << " steps (prompt runs, convention families)" << std::flush;
-            else std::cerr << "diagnosing: " << done << "/" << total << " steps (prompt runs, convention families)\n";
+            // Progress in estimated drafter calls, so the time left follows from the time so far.
+            const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            std::string left;
+            if (done > 0 && done < total)
+                left = ", about " + ProgressBar::formatDuration(elapsed * static_cast<double>(total - done) / static_cast<double>(done)) +
+                       " left";
+            const std::string line = "diagnosing: " + std::to_string(done) + "/" + std::to_string(total) +
+                                     " drafter calls (estimated)" + left;
+            if (tty) std::cerr << "\r" << line << "\x1b[K" << std::flush;
+            else std::cerr << line << "\n";
         },
         &cancel);
     if (tty) std::cerr << "\n";

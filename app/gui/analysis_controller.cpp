@@ -82,13 +82,17 @@ private:
             c_->reply([c = c_, loaded] { emit c->modelsLoaded(loaded); });
         } catch (const std::exception& e) {
             engine_.reset();
+            std::optional<quint64> dropped;
             {
                 std::lock_guard<std::mutex> lock(c_->mutex_);
+                if (c_->pendingAnalysis_) dropped = c_->pendingAnalysis_->first;
                 c_->pendingAnalysis_.reset();  // it was meant for the models that failed to load
                 c_->pendingDiagnose_.reset();
                 c_->pendingTargetLoads_.reset();
             }
             fail(id, FailureKind::Load, QString::fromStdString(e.what()));
+            // The Run queued behind this load did not run: say so (after the load's failure).
+            if (dropped) fail(*dropped, FailureKind::Analysis, tr("not run: the models did not load"));
         }
     }
 

@@ -8,6 +8,7 @@
 #include "probe_tau_plot.h"
 
 #include <QCheckBox>
+#include <QDateTime>
 #include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
@@ -22,6 +23,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <tuple>
 
 namespace draftscope {
@@ -30,7 +32,8 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), prompts_(new QComboBox(this)), maxNew_(new QSpinBox(this)),
       includeB_(new QCheckBox(tr("with drafter B"), this)), models_(new QLabel(this)),
       controls_(new ToolRunControls(this)), findings_(new DiagnosisFindingsModel(this)), table_(new QTableView(this)),
-      show_(new QPushButton(tr("Show"), this)), plot_(new ProbeTauPlot(this)) {
+      show_(new QPushButton(tr("Show"), this)), plot_(new ProbeTauPlot(this)), cost_(new QLabel(this)),
+      stale_label_(new QLabel(this)), detail_(new QLabel(this)) {
     setObjectName("DiagnosePanel");
     prompts_->setObjectName("diagnosePrompts");
     prompts_->addItem(tr("built-in diagnose prompts (%1)").arg(defaultDiagnosePrompts().size()), QStringLiteral("builtin"));
@@ -57,14 +60,27 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
         probes_[name] = box;
         ++i;
     }
-    families->setToolTip(tr("Probe families (draftscope-cli diagnose --probes; docs/DIAGNOSE.md). A full run of the demo "
-                            "pair takes about 40 s on two CPU cores."));
+    families->setToolTip(tr("Probe families (draftscope-cli diagnose --probes; docs/DIAGNOSE.md). The cost line below "
+                            "says how many drafter calls they take."));
+    cost_->setObjectName("diagnoseCost");
+    cost_->setWordWrap(true);
+    stale_label_->setObjectName("diagnoseStale");
+    stale_label_->setWordWrap(true);
+    stale_label_->setStyleSheet("color: #8a5a00; font-weight: bold;");
+    stale_label_->hide();
+    detail_->setObjectName("diagnoseFindingDetail");
+    detail_->setWordWrap(true);
+    detail_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    detail_->setTextFormat(Qt::RichText);
+    detail_->setMinimumHeight(48);
+    detail_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     auto* form = new QFormLayout;
     form->addRow(tr("Prompts:"), prompts_);
     form->addRow(tr("Max new:"), maxNew_);
     form->addRow(tr("Probes:"), families);
     form->addRow(tr("Drafters:"), models_);
     form->addRow(QString(), includeB_);
+    form->addRow(tr("Cost:"), cost_);
 
     table_->setObjectName("diagnoseFindings");
     table_->setModel(findings_);
@@ -87,7 +103,9 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
                                  findingsBox), 1);
     header->addWidget(show_);
     findingsLayout->addLayout(header);
-    findingsLayout->addWidget(table_);
+    findingsLayout->addWidget(stale_label_);
+    findingsLayout->addWidget(table_, 1);
+    findingsLayout->addWidget(detail_);
     auto* plotScroll = new QScrollArea(this);
     plotScroll->setWidgetResizable(true);
     plotScroll->setFrameShape(QFrame::NoFrame);
@@ -111,12 +129,27 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
         if (!rows.isEmpty()) showFindingAt(rows.first().row());
     });
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &DiagnosePanel::updateShowButton);
+    connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, &DiagnosePanel::updateDetail);
     connect(findings_, &QAbstractItemModel::modelReset, this, &DiagnosePanel::updateShowButton);
+    connect(findings_, &QAbstractItemModel::modelReset, this, &DiagnosePanel::updateDetail);
+    for (const auto& [name, box] : probes_) connect(box, &QCheckBox::toggled, this, &DiagnosePanel::updateCost);
+    connect(maxNew_, &QSpinBox::valueChanged, this, &DiagnosePanel::updateCost);
+    connect(prompts_, &QComboBox::currentIndexChanged, this, &DiagnosePanel::updateCost);
+    connect(includeB_, &QCheckBox::toggled, this, &DiagnosePanel::updateCost);
 
     connect(controller_, &AnalysisController::toolProgress, this,
             [this](quint64 id, qint64 done, qint64 total, const QString& stage) {
-                if (id == current_) controls_->setProgress(done, total, tr("%1: %2 of %3 steps (each drafter's prompt runs, then "
-                                                                     "its convention families)").arg(stage).arg(done).arg(total));
+                if (id != current_) return;
+                // Progress counts estimated drafter calls, so the time left follows from the time so far.
+                const qint64 now = QDateTime::currentMSecsSinceEpoch();
+                if (startedMs_ < 0) startedMs_ = now;
+                QString left;
+                if (done > 0 && done < total)
+                    left = tr(", about %1 left")
+                               .arg(formatSeconds((now - startedMs_) / 1000.0 * static_cast<double>(total - done) /
+                                                  static_cast<double>(done)));
+                controls_->setProgress(done, total, tr("%1: %2 of about %3 drafter calls%4")
+                                                        .arg(stage).arg(done).arg(total).arg(left));
             });
     connect(controller_, &AnalysisController::diagnosisFinished, this, [this](const DiagnoseResultPtr& r) {
         if (r->requestId != current_) return;
@@ -136,6 +169,90 @@ DiagnosePanel::DiagnosePanel(AnalysisController* controller, QWidget* parent)
     });
     setLoadedModels({});
     updateShowButton();
+    updateDetail();
+}
+
+QString DiagnosePanel::formatSeconds(double s) {
+    if (!(s >= 0) || s > 1e7) return tr("?");
+    if (s < 90) return tr("%1 s").arg(static_cast<int>(std::ceil(s)));
+    if (s < 5400) return tr("%1 min").arg(static_cast<int>(std::ceil(s / 60)));
+    return tr("%1 h %2 min").arg(static_cast<int>(s / 3600)).arg(static_cast<int>(std::fmod(s, 3600) / 60));
+}
+
+void DiagnosePanel::setSecondsPerCall(double seconds) {
+    secondsPerCall_ = seconds;
+    updateCost();
+}
+
+void DiagnosePanel::updateCost() {
+    estimatedCalls_ = 0;
+    if (loaded_.drafterDir.isEmpty()) {
+        cost_->setText(tr("(load a target and a drafter first)"));
+        return;
+    }
+    const DiagnoseRequest r = request();
+    std::vector<std::optional<DrafterConfig>> drafters;
+    auto configOf = [](const QString& path) -> std::optional<DrafterConfig> {
+        QFileInfo fi(path);
+        try {
+            return loadDrafterConfig((fi.isFile() ? fi.absolutePath() : fi.absoluteFilePath()).toStdString());
+        } catch (const std::exception&) {
+            return std::nullopt;
+        }
+    };
+    drafters.push_back(configOf(loaded_.drafterDir));
+    if (r.includeB && !loaded_.drafterBDir.isEmpty()) drafters.push_back(configOf(loaded_.drafterBDir));
+    std::int64_t layers = 0;
+    try {
+        layers = loadTargetConfig(loaded_.targetDir.toStdString()).numLayers;
+    } catch (const std::exception&) {
+    }
+    std::vector<std::int64_t> lengths;  // without the tokenizer: about 3.5 characters per token
+    for (const auto& p : r.prompts) lengths.push_back(static_cast<std::int64_t>(p.spec.text.size() / 3.5) + 1);
+    try {
+        const auto e = estimateDiagnoseCost(drafters, layers, r.settings, lengths);
+        estimatedCalls_ = e.drafterCalls;
+        QStringList parts;
+        for (const auto& [f, n] : e.perFamily)
+            if (n > 0) parts << tr("%1 %2").arg(QString::fromStdString(f)).arg(n);
+        QString text = tr("about %1 drafter calls (%2)").arg(e.drafterCalls).arg(parts.join(", "));
+        if (secondsPerCall_ > 0)
+            text += tr("; about %1 at the last analysis's %2 ms per verify step")
+                        .arg(formatSeconds(secondsPerCall_ * static_cast<double>(e.drafterCalls)))
+                        .arg(secondsPerCall_ * 1000, 0, 'f', 1);
+        cost_->setText(text);
+    } catch (const std::exception& ex) {
+        cost_->setText(QString::fromStdString(ex.what()));
+    }
+}
+
+QString DiagnosePanel::costText() const { return cost_->text(); }
+
+QString DiagnosePanel::staleText() const { return stale_label_->isVisibleTo(this) ? stale_label_->text() : QString(); }
+
+void DiagnosePanel::markStale(const QString& why) {
+    stale_ = true;
+    stale_label_->setText(why);
+    stale_label_->show();
+    updateShowButton();
+}
+
+void DiagnosePanel::updateDetail() {
+    const QString t = detailText();
+    detail_->setText(t.isEmpty() ? tr("<i>Select a finding to read it in full.</i>") : t);
+}
+
+QString DiagnosePanel::detailText() const {
+    const auto rows = table_->selectionModel() ? table_->selectionModel()->selectedRows() : QModelIndexList{};
+    if (rows.isEmpty() || rows.first().row() >= findings_->rowCount()) return {};
+    const int row = rows.first().row();
+    const Finding& f = findings_->findingAt(row);
+    const QString evidence = evidenceText(f);
+    return tr("<b>%1 %2</b> (%3): %4%5")
+        .arg(QString::fromUtf8(severityName(f.severity)), QString::fromStdString(f.id),
+             findings_->data(findings_->index(row, DiagnosisFindingsModel::DrafterColumn)).toString().toHtmlEscaped(),
+             QString::fromStdString(f.message).toHtmlEscaped(),
+             evidence.isEmpty() ? QString() : tr("<br><span style='color:#555'>evidence: %1</span>").arg(evidence.toHtmlEscaped()));
 }
 
 QCheckBox* DiagnosePanel::probeBox(const QString& family) const {
@@ -146,7 +263,13 @@ QCheckBox* DiagnosePanel::probeBox(const QString& family) const {
 void DiagnosePanel::setPromptSetSource(std::function<QVector<PromptEntry>()> source) { promptSet_ = std::move(source); }
 
 void DiagnosePanel::setLoadedModels(const ModelRequest& loaded) {
+    const bool changed = loaded.targetDir != loaded_.targetDir || loaded.drafterDir != loaded_.drafterDir ||
+                         loaded.drafterBDir != loaded_.drafterBDir;
     loaded_ = loaded;
+    if (changed && result_ && !stale_)
+        markStale(tr("These findings are of the models loaded before (%1); the loaded models changed: Run again to "
+                     "diagnose the ones loaded now.")
+                      .arg(drafterNames(*result_).join(", ")));
     const bool any = !loaded.targetDir.isEmpty() && !loaded.drafterDir.isEmpty();
     const bool hasB = any && !loaded.drafterBDir.isEmpty();
     includeB_->setEnabled(hasB);
@@ -154,6 +277,7 @@ void DiagnosePanel::setLoadedModels(const ModelRequest& loaded) {
                           : hasB ? tr("A: %1<br>B: %2").arg(loaded.drafterDir.toHtmlEscaped(), loaded.drafterBDir.toHtmlEscaped())
                                  : tr("A: %1").arg(loaded.drafterDir.toHtmlEscaped()));
     controls_->setRunEnabled(any, any ? QString() : tr("Load a target and a drafter first"));
+    updateCost();
 }
 
 DiagnoseRequest DiagnosePanel::request() const {
@@ -186,6 +310,14 @@ quint64 DiagnosePanel::run() {
         return 0;
     }
     current_ = controller_->diagnose(r);
+    startedMs_ = -1;
+    // The previous findings go: they would be read as this run's.
+    result_.reset();
+    findings_->clear();
+    plot_->setData({});
+    stale_ = false;
+    stale_label_->hide();
+    controls_->setExportEnabled(false);
     controls_->setRunning(true);
     controls_->setStatus(tr("diagnosis %1 queued (it runs after the analysis in progress, if any)").arg(current_));
     emit logLine(tr("diagnosis %1: %2 prompts, %3 new tokens each, probes %4")
@@ -215,6 +347,8 @@ QStringList DiagnosePanel::drafterNames(const DiagnoseResult& result) const {
 
 void DiagnosePanel::showResult(const DiagnoseResultPtr& result) {
     result_ = result;
+    stale_ = false;
+    stale_label_->hide();
     const QStringList names = drafterNames(*result);
     findings_->setReport(result->report, names);
     table_->resizeColumnsToContents();
@@ -240,7 +374,7 @@ void DiagnosePanel::showResult(const DiagnoseResultPtr& result) {
 }
 
 bool DiagnosePanel::showFindingAt(int row) {
-    if (row < 0 || row >= findings_->rowCount() || !result_) return false;
+    if (row < 0 || row >= findings_->rowCount() || !result_ || stale_) return false;
     const FindingView view = viewForFinding(findings_->findingAt(row).id);
     if (view == FindingView::None) return false;
     const int d = findings_->drafterOf(row);
@@ -250,7 +384,8 @@ bool DiagnosePanel::showFindingAt(int row) {
 
 void DiagnosePanel::updateShowButton() {
     const auto rows = table_->selectionModel()->selectedRows();
-    show_->setEnabled(!rows.isEmpty() && viewForFinding(findings_->findingAt(rows.first().row()).id) != FindingView::None);
+    show_->setEnabled(!stale_ && !rows.isEmpty() && rows.first().row() < findings_->rowCount() &&
+                      viewForFinding(findings_->findingAt(rows.first().row()).id) != FindingView::None);
 }
 
 QStringList DiagnosePanel::exportAll(const QString& dir, QString* error) {

@@ -59,8 +59,18 @@ public:
     /// The shown diagnosis (null: none yet).
     const DiagnoseResultPtr& result() const { return result_; }
     /// Emits showFinding() for findings row `row` (what a double-click and Show do); false
-    /// if no view shows that finding.
+    /// if no view shows that finding or the findings are stale.
     bool showFindingAt(int row);
+    /// The selected finding in full: severity, id, drafter, message, evidence ("" if none).
+    QString detailText() const;
+    /// The shown findings are of drafters no longer loaded (or a new diagnosis replaced them).
+    bool findingsStale() const { return stale_; }
+    QString staleText() const;
+    /// The cost line shown before Run: about how many drafter calls the request makes.
+    QString costText() const;
+    /// Seconds per drafter call to turn the estimate into time (the last analysis's
+    /// decode time per verify step); 0: unknown.
+    void setSecondsPerCall(double seconds);
 
     QString exportName() const override { return QStringLiteral("diagnose"); }
     /// The probe plot (diagnose_convention_probes.{png,svg,pdf,csv,json}), the findings
@@ -75,6 +85,10 @@ signals:
 
 private:
     void showResult(const DiagnoseResultPtr& result);
+    void updateCost();
+    void updateDetail();
+    void markStale(const QString& why);
+    static QString formatSeconds(double seconds);
     /// "A: name" / "B: name" per report.drafters entry.
     QStringList drafterNames(const DiagnoseResult& result) const;
     void updateShowButton();
@@ -94,6 +108,13 @@ private:
     ModelRequest loaded_;
     DiagnoseResultPtr result_;
     quint64 current_ = 0;  ///< the request whose replies are shown
+    QLabel* cost_;
+    QLabel* stale_label_;
+    QLabel* detail_;
+    bool stale_ = false;
+    double secondsPerCall_ = 0;
+    std::int64_t estimatedCalls_ = 0;
+    qint64 startedMs_ = -1;  ///< wall clock of the running diagnosis's first progress (ms since epoch)
 };
 
 }  // namespace draftscope

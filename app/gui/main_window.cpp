@@ -1,5 +1,6 @@
 #include "gui/main_window.h"
 #include "training_run_view.h"
+#include "gui/diagnose_panel.h"
 #include "gui/dialog_dirs.h"
 #include "gui/dock_layout.h"
 
@@ -29,6 +30,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QShowEvent>
+#include <QStyle>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
@@ -48,6 +51,8 @@
 #include <QMouseEvent>
 #include <QPlainTextEdit>
 #include <QScreen>
+
+#include <algorithm>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSplitter>
@@ -99,10 +104,52 @@ MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     layout_->captureDefault();
 
     QSettings s;
-    restoreGeometry(s.value("window/geometry").toByteArray());
+    restoredGeometry_ = restoreGeometry(s.value("window/geometry").toByteArray());
     if (!restoreState(s.value("window/state").toByteArray()))
         QTimer::singleShot(0, this, [this] { applyDefaultDockSizes(); });  // first start
+    clampToScreen();  // after the dock sizes, which can widen the window
+    hideDocksWithoutContent(/*remember=*/true);
     statusBar()->showMessage(tr("Choose a target and a drafter, or start with draftscope --demo"));
+    applyRunState();
+}
+
+void MainWindow::clampToScreen() {
+    const QScreen* screen = this->screen() ? this->screen() : QGuiApplication::primaryScreen();
+    if (!screen) return;
+    const QRect avail = screen->availableGeometry();
+    QRect g = geometry();
+    if (isMaximized() || isFullScreen()) return;
+    // The frame (title bar, borders) sits outside geometry(): leave room for it.
+    const QMargins frame(frameGeometry().left() - g.left(), frameGeometry().top() - g.top(),
+                         frameGeometry().right() - g.right(), frameGeometry().bottom() - g.bottom());
+    const QRect room = avail.marginsRemoved(frame);
+    // Never below the minimum size (docks at their smallest): on a screen smaller than that
+    // the window starts at the screen's top left corner.
+    g.setWidth(std::max(std::min(g.width(), room.width()), minimumSizeHint().width()));
+    g.setHeight(std::max(std::min(g.height(), room.height()), minimumSizeHint().height()));
+    g.moveLeft(std::max(room.left(), std::min(g.left(), room.right() - g.width() + 1)));
+    g.moveTop(std::max(room.top(), std::min(g.top(), room.bottom() - g.height() + 1)));
+    setGeometry(g);
+}
+
+void MainWindow::hideDocksWithoutContent(bool remember) {
+    const bool models = !models_->loaded().targetDir.isEmpty();
+    const struct {
+        const char* name;
+        bool hasContent;
+    } conditional[] = {{"resultsDock", results_ != nullptr},
+                       {"resultsAggregateDock", results_ != nullptr},
+                       {"comparisonDock", isComparing()},
+                       {"diagnoseDock", models},
+                       {"targetLoadsDock", models},
+                       {"trainingRunDock", trainingRun_ && trainingRun_->hasIndex()}};
+    for (const auto& c : conditional) {
+        QDockWidget* d = dock(c.name);
+        if (!d) continue;
+        if (remember && d->isVisibleTo(this)) reopenWithContent_.insert(c.name);
+        if (!c.hasContent) d->hide();
+    }
+    if (compareBar_) compareBar_->setVisible(isComparing());
 }
 
 MainWindow::~MainWindow() = default;
@@ -111,8 +158,15 @@ QDockWidget* MainWindow::dock(const char* name) const { return findChild<QDockWi
 
 void MainWindow::createDocks() {
     Workbench* wb = workbench_;
-    addDock(modelPanel_, tr("Models"), "modelsDock", Qt::LeftDockWidgetArea);
-    addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea);
+    // Scrolling vertically, so the two side panels fit a 768-pixel-high laptop screen together;
+    // never narrower than their fields.
+    for (auto* side : {addDock(modelPanel_, tr("Models"), "modelsDock", Qt::LeftDockWidgetArea, /*scrollable=*/true),
+                       addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea, /*scrollable=*/true)}) {
+        auto* scroll = static_cast<QScrollArea*>(side->widget());
+        scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+        scroll->setMinimumWidth(scroll->widget()->minimumSizeHint().width() +
+                                scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+    }
     auto* output = addDock(wb->stripView(), tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
     auto* acc = addDock(wb->acceptance(), tr("Acceptance"), "acceptanceDock", Qt::RightDockWidgetArea, true);
     auto* masks = addDock(wb->maskView(), tr("Masks"), "maskDock", Qt::RightDockWidgetArea, true);
@@ -171,8 +225,11 @@ void MainWindow::connectController() {
     });
     connect(controller_, &AnalysisController::modelsLoaded, this, &MainWindow::onModelsLoaded);
     connect(controller_, &AnalysisController::analysisStarted, this, [this](quint64 id) {
-        log(tr("analysis %1 started").arg(id));
-        if (!followsLive_) return;
+        if (!followsLive_) {
+            log(tr("analysis %1 started (the views show a recorded prompt)").arg(id));
+            return;
+        }
+        log(runState_.analysisStarted(id, requestedBudgets_[id]));
         // Nothing of the previous (live or recorded) run stays on screen next to the new one.
         workbench_->clear();
         promptPanel_->showRecorded({}, {}, {}, {});
@@ -182,14 +239,13 @@ void MainWindow::connectController() {
             resultsPanel_->setLiveRunShown(tr("The views show live analysis %1, not a prompt of this file: select a "
                                               "row to show that prompt again.").arg(id));
         }
-        statusBar()->showMessage(tr("Analysis %1 running...").arg(id));
+        applyRunState();
         updateResultsTitle();
     });
     // Each run (chain, every DDTree budget) is shown as soon as it is done.
     connect(controller_, &AnalysisController::partialResult, this, [this](const RunBundlePtr& b) { showLive(b, false); });
     connect(controller_, &AnalysisController::analysisFinished, this, [this](const RunBundlePtr& b) {
         if (followsLive_) {
-            promptPanel_->setProgressText(tr("done: %1").arg(Workbench::runsLabel(*b)));
             // The last verify step commits past the last progress report: the bar ends at the
             // tokens generated (fewer than max new when a stop token ended the run).
             const auto generated = static_cast<qint64>(b->run.outputIds.size() - b->run.promptIds.size());
@@ -197,39 +253,79 @@ void MainWindow::connectController() {
         }
         showLive(b, true);
         updateResultsTitle();
+        // The Diagnose dock prices its probes at this run's time per verify step.
+        if (diagnosePanel_ && !b->run.steps.empty() && b->run.timing.decodeMs > 0)
+            diagnosePanel_->setSecondsPerCall(b->run.timing.decodeMs / 1000.0 / static_cast<double>(b->run.steps.size()));
     });
-    connect(controller_, &AnalysisController::failed, this, [this](quint64, FailureKind kind, const QString& message) {
+    connect(controller_, &AnalysisController::failed, this, [this](quint64 id, FailureKind kind, const QString& message) {
         if (kind == FailureKind::Load) {
+            lastLoadFailed_ = true;
             models_->noteLoadFailed();  // the engine holds no models now
             updateToolModels();
+            if (const auto line = runState_.loadFailed(); !line.isEmpty()) log(line);  // what is on screen is stale now
+            applyRunState();
+        } else if (kind == FailureKind::Analysis) {
+            if (followsLive_ && controller_->isLatestAnalysis(id))
+                if (const auto line = runState_.analysisFailed(id, message); !line.isEmpty()) log(line);
+            if (lastLoadFailed_ && models_->loaded().targetDir.isEmpty()) {
+                // A Run queued behind the load that failed: that load's dialog already said why.
+                log(tr("analysis %1 not run: the models did not load").arg(id));
+                applyRunState();
+                return;
+            }
+            applyRunState();
         }
         reportError(failureName(kind), message);
     });
     connect(controller_, &AnalysisController::cancelled, this, [this](quint64 id) {
-        log(tr("analysis %1 cancelled").arg(id));
-        if (!followsLive_ || !controller_->isLatestAnalysis(id)) return;  // superseded by a newer Run
-        // The runs that finished before the cancel stay on screen.
+        if (!followsLive_ || !controller_->isLatestAnalysis(id)) {  // superseded by a newer Run
+            log(tr("analysis %1 cancelled").arg(id));
+            return;
+        }
+        log(runState_.cancelled(id));
+        // The runs that finished before the cancel stay on screen; they are final now, so
+        // their attention can be computed.
         const RunBundlePtr& shown = workbench_->shown();
-        const bool kept = shown && shown->requestId == id;
-        const QString runs = kept ? Workbench::runsLabel(*shown) : QString();
-        promptPanel_->setProgressText(kept ? tr("cancelled (kept: %1)").arg(runs) : tr("cancelled (nothing finished)"));
-        if (kept) workbench_->markComplete();  // the kept runs are final now: their attention can be computed
-        statusBar()->showMessage(kept ? tr("Analysis %1 cancelled; showing the runs that finished: %2").arg(id).arg(runs)
-                                      : tr("Analysis %1 cancelled before its chain run finished").arg(id));
+        if (shown && shown->requestId == id) workbench_->markComplete();
+        applyRunState();
     });
+}
+
+void MainWindow::applyRunState() {
+    workbench_->setRunNote(runState_.captionNote(), runState_.treeEmptyText());
+    // While running, the controller's stage ("DDTree budget 8 (1 of 2)") is the line.
+    if (runState_.phase() != RunState::Phase::Running) promptPanel_->setProgressText(runState_.progressLine());
+    if (!runState_.progressIsLive())
+        promptPanel_->resetProgress(runState_.phase() == RunState::Phase::Recorded ? tr("recorded run (not live)")
+                                                                                   : tr("no run yet"));
+    // A finished or recorded run's line is the workbench's (its tau per run); the state's
+    // line says what that one cannot: running, cancelled, failed, stale.
+    const auto phase = runState_.phase();
+    const bool workbenchSays = (phase == RunState::Phase::Finished || phase == RunState::Phase::Recorded) && !runState_.stale();
+    if (const auto s = runState_.statusLine(); !s.isEmpty() && !workbenchSays) statusBar()->showMessage(s);
 }
 
 void MainWindow::showLive(const RunBundlePtr& b, bool complete) {
     if (!followsLive_) return;  // a recorded prompt was chosen after this analysis was asked for
     workbench_->show({b, nullptr, shownRunLabel(*b), complete, {}, {}, {}});
+    if (const auto line = runState_.runShown(b->requestId, Workbench::runsLabel(*b), complete); !line.isEmpty()) log(line);
+    applyRunState();
 }
 
 void MainWindow::onModelsLoaded(const ModelsLoaded& m) {
+    lastLoadFailed_ = false;
     models_->noteLoaded(m);
     workbench_->clear();
+    if (followsLive_) {
+        runState_.modelsLoaded();
+        applyRunState();
+    }
     workbench_->setDrafterLayout(m.drafter);
     noteLoadedForResults(m);  // a recorded prompt on screen is shown again (its attention may be computable now)
     updateToolModels();
+    // Tool docks open at the last close come back once there are models for them.
+    for (const char* name : {"diagnoseDock", "targetLoadsDock"})
+        if (reopenWithContent_.remove(name)) dock(name)->show();
 }
 
 void MainWindow::applyDefaultDockSizes() {
@@ -242,10 +338,14 @@ void MainWindow::applyDefaultDockSizes() {
 
 void MainWindow::resetLayout() {
     layout_->restoreDefault();
-    // The docks that only apply to a results file or a comparison follow what is shown.
+    // The docks that only apply to a results file, a comparison, loaded models or a training
+    // run follow what is shown (the first-start layout has them hidden).
     dock("resultsAggregateDock")->setVisible(results_ != nullptr);
     dock("resultsDock")->setVisible(results_ != nullptr);
     dock("comparisonDock")->setVisible(isComparing());
+    dock("trainingRunDock")->setVisible(trainingRun_->hasIndex());
+    reopenWithContent_.clear();
+    hideDocksWithoutContent(false);
     dock("acceptanceDock")->raise();
     dock("outputDock")->raise();
     applyDefaultDockSizes();
@@ -419,7 +519,7 @@ void MainWindow::runAnalysis() {
         loadModels(fields);
         statusBar()->showMessage(tr("Loading the models named in the Models panel, then running the prompt..."));
     }
-    controller_->analyse(r);
+    requestedBudgets_[controller_->analyse(r)] = r.ddtreeBudgets;
     followsLive_ = true;
 }
 QList<ExportableView*> MainWindow::exportableViews() const {
@@ -495,6 +595,16 @@ void MainWindow::dropEvent(QDropEvent* e) {
         } else {
             reportError("open", tr("drop a model directory, a .jsonl prompt set or a .dsresults results file, not '%1'").arg(path));
         }
+    }
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+    QMainWindow::showEvent(e);
+    // A geometry saved on a bigger (or another) screen: fit it once the window has its frame
+    // (a first start keeps the size it was given).
+    if (!e->spontaneous() && !shownOnce_ && restoredGeometry_) {
+        shownOnce_ = true;
+        QTimer::singleShot(0, this, [this] { clampToScreen(); });
     }
 }
 

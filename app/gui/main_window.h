@@ -5,11 +5,15 @@
 
 #include "gui/analysis_controller.h"
 #include "gui/recorded_results.h"
+#include "gui/run_state.h"
 #include "gui/workbench.h"
 
 #include <QMainWindow>
+#include <QSet>
 
 #include <functional>
+#include <map>
+#include <vector>
 
 class QPlainTextEdit;
 class QDockWidget;
@@ -76,6 +80,8 @@ public:
     QList<ExportableView*> exportableViews() const;
     const RunBundlePtr& lastResult() const { return workbench_->shown(); }
     QString logText() const;
+    /// What the views show and how far it got (captions, progress line, status, Log follow it).
+    const RunState& runState() const { return runState_; }
 
     /// View > Reset layout: every dock back where it was at first start, default sizes.
     void resetLayout();
@@ -139,6 +145,7 @@ protected:
     /// Double-click on a dock's title bar: toggleMaximisedView(dock) instead of floating it.
     bool eventFilter(QObject* watched, QEvent* e) override;
     void closeEvent(QCloseEvent* e) override;
+    void showEvent(QShowEvent* e) override;
     void dragEnterEvent(QDragEnterEvent* e) override;
     void dropEvent(QDropEvent* e) override;
 
@@ -153,6 +160,13 @@ private:
     void createMenus();
     void createLayoutActions();
     void applyDefaultDockSizes();
+    /// Fits the restored window into the available screen area (a session saved on a larger
+    /// screen would put the status bar off-screen).
+    void clampToScreen();
+    /// Hides the docks whose content is absent (results, A vs B, the tools without models, the
+    /// training run) and the Compare toolbar when not comparing; with `remember`, notes which
+    /// were open so they come back with their content.
+    void hideDocksWithoutContent(bool remember);
     /// The A vs B dock and the Compare toolbar (both shown while the run on screen compares).
     void createComparisonDocks();
     /// The Diagnose and Target loads docks (hidden until their Tools action opens them).
@@ -164,6 +178,9 @@ private:
     void onModelsLoaded(const ModelsLoaded& loaded);
     /// Shows a result of the newest live analysis, unless the views show a recorded prompt.
     void showLive(const RunBundlePtr& b, bool complete);
+    /// Every caption, the progress line and bar, the DDTree placeholder and the status bar
+    /// from runState_ (the one source of truth of what is on screen).
+    void applyRunState();
     void log(const QString& line);
     void reportError(const QString& operation, const QString& message);
     // Results files (main_window_results.cpp).
@@ -205,6 +222,12 @@ private:
     QAction* targetLoadsAction_ = nullptr;
     TrainingRunView* trainingRun_ = nullptr;
     TrainingRunWatcher* trackWatcher_ = nullptr;
+    RunState runState_;
+    QSet<QString> reopenWithContent_;  ///< conditional docks open at the last close
+    std::map<quint64, std::vector<int>> requestedBudgets_;  ///< DDTree budgets per live analysis asked for
+    bool restoredGeometry_ = false;  ///< the window geometry came from the last session
+    bool shownOnce_ = false;         ///< the first show has fitted the window to its screen
+    bool lastLoadFailed_ = false;  ///< the last model load failed (a queued run then fails without a dialog)
 };
 
 }  // namespace draftscope

@@ -130,6 +130,8 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     if (!p.error.empty()) {
         followsLive_ = false;
         workbench_->clear();
+        runState_.recordedShown(file, QString::fromStdString(p.id), {});
+        applyRunState();
         workbench_->attentionView()->setPlaceholder(tr("prompt '%1' failed during the evaluation").arg(QString::fromStdString(p.id)));
         statusBar()->showMessage(tr("Recorded run %1: prompt '%2' failed: %3")
                                      .arg(file, QString::fromStdString(p.id), QString::fromStdString(p.error)));
@@ -151,6 +153,8 @@ void MainWindow::showRecordedPrompt(int prompt, int drafter) {
     }
     followsLive_ = false;  // live results are not shown from now on (until the next Run)
     workbench_->show({b, nullptr, shownRunLabel(*b), true, recordedAttentionUnavailable(drafter), {}, {}});
+    runState_.recordedShown(file, QString::fromStdString(p.id), Workbench::runsLabel(*b));
+    applyRunState();  // the progress bar no longer shows a live run
     QString trees;
     for (const auto& t : b->treeRuns) trees += tr(", DDTree %1: %2").arg(t.budget).arg(t.tau, 0, 'f', 3);
     statusBar()->showMessage(tr("Recorded run %1 (not live): prompt '%2', drafter %3: tau %4 over %5 verify steps%6")

@@ -10,6 +10,8 @@
 #include "gui/model_session.h"
 #include "gui/prompt_panel.h"
 #include "gui/target_loads_panel.h"
+#include "gui/workbench.h"
+#include "mask_view.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -74,7 +76,20 @@ void MainWindow::showFindingView(FindingView view, int drafter) {
     const bool b = drafter == 1 && isComparing();
     if (isComparing()) setDetailDrafter(b ? 1 : 0);
     QString name;
-    if (view == FindingView::Masks || view == FindingView::HiddenStates) {
+    if (view == FindingView::MaskDiff) {
+        // The proof of a context leak: the inference mask with the strict context (kv < anchor)
+        // diffed against the inclusive one (kv <= anchor); the anchor's own column differs.
+        auto* mv = workbench_->maskView();
+        mv->setMode(MaskView::Mode::Inference);
+        MaskConventions strict, inclusive;
+        inclusive.context = MaskConventions::Context::Inclusive;
+        mv->setConventions(strict);
+        mv->setDiffConventions(inclusive);
+        mv->setDiffEnabled(true);
+        dock("maskDock")->show();
+        dock("maskDock")->raise();
+        name = tr("Masks (strict vs inclusive context)");
+    } else if (view == FindingView::Masks || view == FindingView::HiddenStates) {
         QDockWidget* d = dock(view == FindingView::Masks ? "maskDock" : "statsDock");
         d->show();
         d->raise();

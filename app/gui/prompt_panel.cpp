@@ -163,7 +163,7 @@ PromptPanel::PromptPanel(QWidget* parent) : QWidget(parent) {
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1);
     progress_->setValue(0);
-    progress_->setFormat(tr("%v / %m tokens"));
+    progress_->setFormat(tr("no run yet"));  // a fresh window says so, not "0 / 1 tokens"
     progress_->setObjectName("runProgress");
     // The stage ("drafter B: DDTree budget 32 (4 of 4)", "done: A: chain, ...; B: ...") gets
     // its own wrapping line: in the bar it would be cut at the panel's width.
@@ -333,8 +333,17 @@ void PromptPanel::setProgressText(const QString& text) {
 QString PromptPanel::progressText() const { return stage_->text(); }
 
 void PromptPanel::setProgress(qint64 done, qint64 total) {
+    progress_->setFormat(tr("%v / %m tokens"));
     progress_->setRange(0, static_cast<int>(std::max<qint64>(total, 1)));
     progress_->setValue(static_cast<int>(done));
+}
+
+QString PromptPanel::progressBarText() const { return progress_->text(); }
+
+void PromptPanel::resetProgress(const QString& text) {
+    progress_->setRange(0, 1);
+    progress_->setValue(0);
+    progress_->setFormat(text);
 }
 
 }  // namespace draftscope

@@ -55,6 +55,10 @@ public:
     QString ddtreeBudgetError() const;
     void setBusy(bool busy);
     void setProgress(qint64 done, qint64 total);
+    /// An empty bar reading `text` (no live run to count: a fresh window, a recorded prompt).
+    void resetProgress(const QString& text);
+    /// The bar's text as shown ("12 / 96 tokens", "no run yet").
+    QString progressBarText() const;
     /// Names the run the progress bar counts, e.g. "drafter B: DDTree budget 8 (2 of 4)",
     /// in the line above the bar (which counts "done / total tokens").
     void setStage(const QString& stage);

@@ -97,18 +97,19 @@ void Workbench::registerViews() {
             const RunBundlePtr a = s.bundle;
             blockView_->model()->setRun(a->run, [a](std::int64_t id) { return a->pieceOf(id); });
             if (const RunBundle* b = s.b()) {
-                blockView_->setCaption(tr("%1 - Drafter A: %2   tau %3, %4 steps").arg(s.label, s.nameA)
-                                           .arg(a->run.tau, 0, 'f', 3).arg(a->run.steps.size()));
+                captionA_ = tr("%1 - Drafter A: %2   tau %3, %4 steps").arg(s.label, s.nameA)
+                                .arg(a->run.tau, 0, 'f', 3).arg(a->run.steps.size());
                 blockView_->model()->setComparison(b->run, tr("B (%1)").arg(s.nameB));
             } else {
-                blockView_->setCaption(tr("%1: %2, tau %3, %4 steps%5")
-                                           .arg(s.label, QFileInfo(QString::fromStdString(a->drafter.directory)).fileName())
-                                           .arg(a->run.tau, 0, 'f', 3).arg(a->run.steps.size())
-                                           .arg(s.complete ? QString() : tr(" (DDTree runs still running)")));
+                captionA_ = tr("%1: %2, tau %3, %4 steps")
+                                .arg(s.label, QFileInfo(QString::fromStdString(a->drafter.directory)).fileName())
+                                .arg(a->run.tau, 0, 'f', 3).arg(a->run.steps.size());
             }
+            blockView_->setCaption(captionA_ + runNote_);
         },
         [this] {
             blockView_->model()->clear();
+            captionA_.clear();
             blockView_->setCaption(QString());
         }));
     // Drafter B's grid, under A's, only while comparing.
@@ -317,6 +318,12 @@ void Workbench::clear() {
     const QSignalBlocker block(detailCombo_);
     detailCombo_->setCurrentIndex(0);
     emit comparingChanged(false);
+}
+
+void Workbench::setRunNote(const QString& note, const QString& treeEmptyText) {
+    runNote_ = note;
+    treeView_->setEmptyText(treeEmptyText);
+    if (shown_.bundle && !captionA_.isEmpty()) blockView_->setCaption(captionA_ + runNote_);
 }
 
 void Workbench::markComplete() {

@@ -72,6 +72,9 @@ public:
     /// The partial run on screen is final now (its analysis was cancelled): its attention
     /// can be computed.
     void markComplete();
+    /// What the run state says of the run on screen (RunState::captionNote, appended to the
+    /// grid's caption) and what the DDTree view says while it has no tree runs.
+    void setRunNote(const QString& note, const QString& treeEmptyText);
 
     /// The bundle on screen (null: none).
     const RunBundlePtr& shown() const { return shown_.bundle; }
@@ -138,6 +141,8 @@ private:
     ShownRun shown_;
     bool linkingSelections_ = false;
     int attentionStep_ = -1;  ///< step whose attention was last requested for the shown run
+    QString captionA_;        ///< A's grid caption without the run note
+    QString runNote_;         ///< RunState::captionNote of the shown run
 };
 
 }  // namespace draftscope

@@ -1,14 +1,16 @@
 #pragma once
-// Automatic bug-signature checks for DFlash drafters (DFLASH.md section 7): configuration
+// Automatic bug-signature checks for DFlash drafters (docs/DIAGNOSE.md): configuration
 // checks that need no forward pass, and acceptance patterns measured with the target.
 // Torch-free: uses the Engine's public API only.
 
 #include "draftscope/engine.h"
+#include "draftscope/model_config.h"
 #include "draftscope/probe_convention.h"
 #include "draftscope/probe_statistics.h"
 #include "draftscope/run_types.h"
 
 #include <atomic>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -159,14 +161,32 @@ struct DiagnosisReport {
 /// line (the demo target is a code model); pooled over them the signatures are stable.
 std::vector<DiagnosePrompt> defaultDiagnosePrompts();
 
+/// What a diagnosis costs, in drafter calls (docs/DIAGNOSE.md, "Cost"): per drafter, the chain
+/// run of every prompt (at most max-new calls), the declared teacher-forced probe (one call
+/// per anchor: max-new - W + 1 per prompt, W the block's positions) and, per convention
+/// family, one such probe per alternative (conventionAlternatives; label-shift rescores and
+/// calls nothing). The joint test of several winning findings adds a little more.
+struct DiagnoseCostEstimate {
+    std::int64_t drafterCalls = 0;  ///< every drafter together
+    /// Per family ("acceptance", then the convention families), summed over the drafters.
+    std::vector<std::pair<std::string, std::int64_t>> perFamily;
+};
+
+/// The cost of diagnosing `drafters` (their configs; std::nullopt for one that cannot be read:
+/// it counts nothing) against a target of `targetLayers` layers with `settings`, on prompts of
+/// `promptLengths` tokens. The same numbers diagnoseDrafters reports progress in.
+DiagnoseCostEstimate estimateDiagnoseCost(const std::vector<std::optional<DrafterConfig>>& drafters,
+                                          std::int64_t targetLayers, const DiagnoseSettings& settings,
+                                          const std::vector<std::int64_t>& promptLengths);
+
 /// Diagnoses each drafter (a directory or a .pt training checkpoint) against the target
 /// already loaded in `engine`: static checks of its config and checkpoint (fc width vs
 /// tapped layers, tapped ids vs target depth, mask token vs vocabulary and special
 /// tokens), then, if it loads, the chain loop on every prompt and the teacher-forced probe
 /// for the label-shift, context-leak and repetition signatures. A drafter that fails to
 /// load gets an error finding "load-failed" with the loader's message; diagnosis goes on.
-/// Drafters are ranked by tau. `progress(done, total)` counts steps: per drafter, one per
-/// prompt run and one per convention family probed.
+/// Drafters are ranked by tau. `progress(done, total)` counts estimated drafter calls
+/// (estimateDiagnoseCost): after each prompt's run and after each convention family.
 /// Throws Error if no target is loaded or `prompts` is empty; Cancelled on `cancel`.
 /// Thresholds and their calibration: docs/DIAGNOSE.md.
 DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>& drafterPaths,

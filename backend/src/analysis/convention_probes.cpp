@@ -78,7 +78,7 @@ std::string causalFix(const std::vector<bool>& causal, const ModelSummary& d) {
     for (std::size_t i = 0; sectionNine && i < causal.size(); ++i)
         sectionNine = causal[i] == (d.layerTypes[i] == "sliding_attention");
     if (sectionNine)
-        return "remove `is_causal` and `dflash_config.causal` from config.json: DFLASH.md section 9 then runs the "
+        return "remove `is_causal` and `dflash_config.causal` from config.json: the default layout (docs/ENGINE.md, \"Drafter attention layouts\") then runs the "
                "sliding_attention layers causal and the full_attention layers bidirectional";
     std::vector<std::size_t> causalLayers;
     for (std::size_t i = 0; i < causal.size(); ++i)
@@ -128,7 +128,7 @@ std::vector<ConventionAlternative> positionOffset() {
         out.push_back({"position-offset", c,
                        dOff > 0 ? "its block at positions a+1..a+B (`ctx_len + 1`)" : "its block at positions a-1..a+B-2",
                        "no config key moves the block: fix the position ids of the training (or evaluation) code, "
-                       "which must place the block at the anchor's own position a (DFLASH.md sections 3 and 6), "
+                       "which must place the block at the anchor's own position a (docs/ENGINE.md, \"Training-time mask\"), "
                        "and retrain"});
     }
     return out;
@@ -159,7 +159,7 @@ std::vector<ConventionAlternative> tapOffset(const ModelSummary& d, std::int64_t
         out.push_back({"tap-offset", c, "features " + taps + " (one layer " + (dOff < 0 ? "shallower" : "deeper") + ")",
                        expressible ? fix
                                    : "target_layer_ids cannot name hidden_states[0] (the embeddings): fix the "
-                                     "training code's taps (layer id k is hidden_states[k+1], DFLASH.md section 2)"});
+                                     "training code's taps (layer id k is hidden_states[k+1], docs/ENGINE.md \"Drafter call\")"});
     }
     return out;
 }
@@ -256,14 +256,14 @@ std::vector<ConventionAlternative> conventionAlternatives(const std::string& fam
         c.anchorFeatureInContext = true;
         return {{family, c, "a context that includes the anchor's own feature (kv <= anchor instead of kv < anchor)",
                  "a feature that does not exist at inference; no config key repairs it: fix the training mask "
-                 "(DFLASH.md section 6) and retrain"}};
+                 "(docs/ENGINE.md, \"Training-time mask\") and retrain"}};
     }
     if (family == "label-shift") {
         ProbeConvention c;
         c.labelShift = 1;
         return {{family, c, "labels shifted by one (slot j learned the token one position later)",
                  "no config key repairs it: train with same-position labels (row k of a block learns token a+k, "
-                 "DFLASH.md section 6)"}};
+                 "docs/ENGINE.md, \"Training-time mask\")"}};
     }
     if (family == "block-causal") return blockCausal(drafter);
     if (family == "position-offset") return positionOffset();

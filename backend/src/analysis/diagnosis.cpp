@@ -11,6 +11,7 @@
 #include "draftscope/tokenizer.h"
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -76,7 +77,7 @@ void droppedWindowCheck(DrafterDiagnosis& d, const std::string& path) {
         std::to_string(sliding) + " layer(s) are sliding_attention with sliding_window " + std::to_string(W) +
             ", but use_sliding_window is " + (j.contains("use_sliding_window") ? j["use_sliding_window"].dump() : "missing") +
             ": HF Qwen3Config then drops the window and the official drafter code runs those layers with no window "
-            "(full context). draftscope follows DFLASH.md section 9 and refuses the config instead of guessing; if the "
+            "(full context). draftscope follows docs/ENGINE.md (\"Drafter attention layouts\") and refuses the config instead of guessing; if the "
             "drafter was trained with the window, set use_sliding_window true (or dflash_config.swa_window_size)",
         {{"sliding_window", double(W)}, {"sliding_layers", double(sliding)}});
 }
@@ -475,7 +476,85 @@ void raiseConventionFindings(Engine& engine, DrafterDiagnosis& d, int index, std
     if (steps > 0) d.costs.push_back({"combined", steps, secondsSince(start)});
 }
 
+/// The summary fields conventionAlternatives reads, from a config alone (before loading).
+ModelSummary layoutSummary(const DrafterConfig& c) {
+    ModelSummary s;
+    s.layout = c.layers;
+    s.layerTypes = c.body.layerTypes;
+    s.targetLayerIds = c.targetLayerIds;
+    s.blockSize = c.blockSize;
+    s.draftsFromAnchor = c.sampleFromAnchor;
+    s.speculatorsFormat = c.format == DrafterFormat::Speculators;
+    s.numLayers = c.body.numLayers;
+    return s;
+}
+
+/// One drafter's cost in drafter calls, as diagnoseDrafters counts its progress: `prompt`
+/// per prompt run (the chain run's calls and the declared probe's anchors) and `family`
+/// per convention family.
+struct DrafterCost {
+    std::int64_t prompt = 0;
+    std::vector<std::pair<std::string, std::int64_t>> family;
+    std::int64_t total(std::size_t prompts) const {
+        std::int64_t t = prompt * static_cast<std::int64_t>(prompts);
+        for (const auto& [f, n] : family) t += n;
+        return t;
+    }
+};
+
+DrafterCost drafterCost(const ModelSummary& summary, const std::optional<DrafterConfig>& config, std::int64_t targetLayers,
+                        const DiagnoseSettings& settings, const std::vector<std::string>& families,
+                        const std::vector<std::int64_t>& promptLengths) {
+    DrafterCost c;
+    const auto width = summary.blockSize + (summary.draftsFromAnchor ? 1 : 0);
+    const auto anchors = std::max<std::int64_t>(0, settings.maxNewTokens - width + 1);
+    const bool acceptance = std::find(families.begin(), families.end(), "acceptance") != families.end();
+    c.prompt = (acceptance ? settings.maxNewTokens : 0) + anchors;
+    std::int64_t longest = 0;
+    for (auto n : promptLengths) longest = std::max(longest, n + settings.maxNewTokens);
+    const auto prompts = static_cast<std::int64_t>(promptLengths.size());
+    for (const auto& f : families) {
+        if (!isConventionFamily(f)) continue;
+        std::int64_t calls = 0;
+        try {
+            for (const auto& alt : conventionAlternatives(f, summary, config, targetLayers, longest))
+                if (alt.convention.changesDrafterCall()) calls += anchors * prompts;
+        } catch (const Error&) {
+        }
+        c.family.emplace_back(f, calls);
+    }
+    return c;
+}
+
+std::vector<std::string> familiesOf(const DiagnoseSettings& settings) {
+    std::vector<std::string> families;
+    for (const auto& f : settings.probes) {
+        const auto one = parseProbeFamilies(f);  // validates the name
+        families.insert(families.end(), one.begin(), one.end());
+    }
+    if (families.empty()) families = diagnoseProbeFamilies();
+    return families;
+}
+
 }  // namespace
+
+DiagnoseCostEstimate estimateDiagnoseCost(const std::vector<std::optional<DrafterConfig>>& drafters,
+                                          std::int64_t targetLayers, const DiagnoseSettings& settings,
+                                          const std::vector<std::int64_t>& promptLengths) {
+    const auto families = familiesOf(settings);
+    DiagnoseCostEstimate e;
+    std::map<std::string, std::int64_t> perFamily;
+    for (const auto& d : drafters) {
+        if (!d) continue;
+        const auto c = drafterCost(layoutSummary(*d), d, targetLayers, settings, families, promptLengths);
+        perFamily["acceptance"] += c.prompt * static_cast<std::int64_t>(promptLengths.size());
+        for (const auto& [f, n] : c.family) perFamily[f] += n;
+        e.drafterCalls += c.total(promptLengths.size());
+    }
+    for (const auto& f : diagnoseProbeFamilies())
+        if (perFamily.count(f)) e.perFamily.emplace_back(f, perFamily[f]);
+    return e;
+}
 
 void validate(const DiagnoseSettings& settings) {
     if (settings.maxNewTokens < kDiagnoseMinNewTokens || settings.maxNewTokens > kDiagnoseMaxNewTokens)
@@ -494,12 +573,7 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
     if (prompts.empty()) throw Error("diagnose: no prompts");
     if (drafterPaths.empty()) throw Error("diagnose: no drafters");
     validate(settings);
-    std::vector<std::string> families;
-    for (const auto& f : settings.probes) {
-        const auto one = parseProbeFamilies(f);  // validates the name
-        families.insert(families.end(), one.begin(), one.end());
-    }
-    if (families.empty()) families = diagnoseProbeFamilies();
+    const auto families = familiesOf(settings);
     const auto runs = [&](const std::string& f) { return std::find(families.begin(), families.end(), f) != families.end(); };
     const bool acceptance = runs("acceptance");
     const bool anyConvention = std::any_of(families.begin(), families.end(), isConventionFamily);
@@ -513,17 +587,35 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
     for (const auto& f : diagnoseProbeFamilies())  // in run order
         if (runs(f)) report.settings.probes.push_back(f);
     for (const auto& p : prompts) report.promptIds.push_back(p.id);
-    // Progress steps: per drafter, one per prompt run and one per convention family.
-    const auto conventionFamilies =
-        static_cast<std::int64_t>(std::count_if(families.begin(), families.end(), isConventionFamily));
-    const std::int64_t stepsPerDrafter = static_cast<std::int64_t>(prompts.size()) + conventionFamilies;
-    const std::int64_t total = static_cast<std::int64_t>(drafterPaths.size()) * stepsPerDrafter;
-    std::int64_t done = 0;
-
+    // Progress in estimated drafter calls (estimateDiagnoseCost): each drafter's share is
+    // known from its config before it loads.
+    std::vector<std::int64_t> promptLengths;
+    for (const auto& p : prompts) {
+        try {
+            promptLengths.push_back(static_cast<std::int64_t>(engine.encodePrompt(p.spec).size()));
+        } catch (const Error&) {
+            promptLengths.push_back(0);  // its own run reports the error
+        }
+    }
+    std::vector<std::optional<DrafterConfig>> configs;
+    std::vector<DrafterCost> costs;
+    std::int64_t total = 0;
     for (const auto& path : drafterPaths) {
+        configs.push_back(readConfig(path));
+        costs.push_back(configs.back() ? drafterCost(layoutSummary(*configs.back()), configs.back(), report.target.numLayers,
+                                                     settings, families, promptLengths)
+                                       : DrafterCost{});
+        total += std::max<std::int64_t>(1, costs.back().total(prompts.size()));
+    }
+    std::int64_t done = 0, before = 0;
+    if (progress) progress(0, total);
+
+    for (std::size_t di = 0; di < drafterPaths.size(); ++di) {
+        const auto& path = drafterPaths[di];
+        const auto& share = costs[di];
         DrafterDiagnosis d;
         d.path = path;
-        const auto config = readConfig(path);
+        const auto& config = configs[di];
         if (runs("static")) {
             const auto start = std::chrono::steady_clock::now();
             if (config) staticChecks(d, *config, report.target, engine, fcInputWidth(path));
@@ -573,7 +665,8 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                     plain.push_back(engine.teacherForcedDrafts(sequence, P, index, ProbeConvention{}, rs.loop, cancel));
                     cost.probeSteps += static_cast<std::int64_t>(plain.back().anchors.size());
                 }
-                if (progress) progress(++done, total);
+                done += share.prompt;
+                if (progress) progress(std::min(done, total), total);
             }
             d.tau = mean(d.promptTaus);
             if (acceptance) windowCheck(d, longestContext);
@@ -600,16 +693,18 @@ DiagnosisReport diagnoseDrafters(Engine& engine, const std::vector<std::string>&
                         if (auto c = conventionFamily(engine, d, f, index, config, plain, declared, longestContext,
                                                       rs.loop, cancel))
                             candidates.push_back(std::move(*c));
-                        if (progress) progress(++done, total);
+                        for (const auto& [name, n] : share.family)
+                            if (name == f) done += n;
+                        if (progress) progress(std::min(done, total), total);
                     }
                 raiseConventionFindings(engine, d, index, std::move(candidates), plain, rs.loop, cancel);
             }
             if (acceptance) patternChecks(d);
         }
-        // Steps that did not run (a drafter that failed to load, no probe sequence) count as done.
-        const auto drafterNumber = static_cast<std::int64_t>(report.drafters.size()) + 1;
-        if (done < drafterNumber * stepsPerDrafter) {
-            done = drafterNumber * stepsPerDrafter;
+        // Calls that did not run (a drafter that failed to load, no probe sequence) count as done.
+        before += std::max<std::int64_t>(1, share.total(prompts.size()));
+        if (done != before) {
+            done = before;
             if (progress) progress(done, total);
         }
         report.drafters.push_back(std::move(d));
