@@ -329,8 +329,15 @@ private slots:
         const auto* title = v.plot()->findChild<QCPTextElement*>("maskTitle");
         QVERIFY(title);
         QVERIFY2(title->text().contains("layer 0: sliding 24 causal"), qPrintable(title->text()));
+        // The conventions line says what is drawn: the layer makes the block causal and windowed
+        // whatever the Block setting says (it says bidirectional here).
+        QVERIFY2(title->text().contains("A: kv < anchor, causal block (the layer is causal), block at anchor+0, keys within "
+                                        "the last 24 positions"),
+                 qPrintable(title->text()));
+        QVERIFY(!title->text().contains("bidirectional block"));
         // Layer 1 is the reference mask: everything visible.
         v.setSelectedLayer(1);
+        QVERIFY2(title->text().contains("A: kv < anchor, bidirectional block, block at anchor+0"), qPrintable(title->text()));
         QCOMPARE(v.matrix().visibleCount(), std::int64_t(16 * 56));
         // A new drafter with one layer keeps a valid selection.
         v.setDrafterLayout({{false, 20}});

@@ -111,6 +111,39 @@ TreeStep bigStep(std::int64_t start) {
     return s;
 }
 
+/// A budget-64 step whose accepted path is the last child at every depth: 8 rejected
+/// siblings come first, so the path runs along the bottom of the drawn tree, far from the
+/// root's row. 73 nodes, bonus 99.
+TreeStep bottomPathStep(std::int64_t start) {
+    TreeStep s;
+    s.start = start;
+    s.tokens = {10};
+    s.depths = {0};
+    s.parents = {-1};
+    s.drafterProbs = {1.0f};
+    s.acceptedPath = {0};
+    for (int d = 1; d <= 8; ++d) {
+        const std::int64_t parent = s.acceptedPath.back();
+        for (int k = 0; k < 8; ++k) {
+            s.tokens.push_back(200 + 10 * d + k);
+            s.depths.push_back(d);
+            s.parents.push_back(parent);
+            s.drafterProbs.push_back(0.05f);
+        }
+        s.tokens.push_back(100 + d);
+        s.depths.push_back(d);
+        s.parents.push_back(parent);
+        s.drafterProbs.push_back(0.4f);
+        s.acceptedPath.push_back(static_cast<std::int64_t>(s.tokens.size()) - 1);
+    }
+    s.targetChoice.assign(s.tokens.size(), 0);
+    for (std::size_t i = 0; i + 1 < s.acceptedPath.size(); ++i)
+        s.targetChoice[static_cast<std::size_t>(s.acceptedPath[i])] = s.tokens[static_cast<std::size_t>(s.acceptedPath[i + 1])];
+    s.targetChoice[static_cast<std::size_t>(s.acceptedPath.back())] = 99;
+    s.bonusToken = 99;
+    return s;
+}
+
 /// The toy tree's expected visibility: row i lists i and its ancestors.
 const std::vector<std::vector<int>> kToyVisible = {{0}, {0, 1}, {0, 1, 2}, {0, 3}, {0, 1, 2, 4},
                                                    {0, 1, 5}, {0, 1, 5, 6}, {0, 3, 7}, {0, 3, 7, 8}};
@@ -121,13 +154,14 @@ class TestTreeViews : public QObject {
     Q_OBJECT
 private slots:
     void toyTreeLayoutWithoutAScene() {
-        // Children in creation order: 0 -> 1, 3; 1 -> 2, 5; 2 -> 4; 3 -> 7; 5 -> 6; 6 -> bonus; 7 -> 8.
-        // Leaves in that order take rows 0 (node 4), 1 (bonus), 2 (node 8); parents centre.
+        // The accepted path 0 -> 1 -> 5 -> 6 -> bonus is the spine along row 0 (each path node's
+        // on-path child first, the path node in its row). The rest in creation order: 1's other
+        // child 2 -> 4 takes row 1, 0's other child 3 -> 7 -> 8 row 2.
         const TreeStep s = toyStep();
         const TreeLayout l = layoutTree(s, {});
         QCOMPARE(l.bonus, 9);
         QCOMPARE(l.column, (std::vector<int>{0, 1, 2, 1, 3, 2, 3, 2, 3, 4}));
-        QCOMPARE(l.row, (std::vector<double>{1.25, 0.5, 0, 2, 0, 1, 1, 2, 2, 1}));
+        QCOMPARE(l.row, (std::vector<double>{0, 0, 1, 2, 1, 0, 0, 2, 2, 0}));
         QCOMPARE(l.shown, std::vector<bool>(10, true));
         QCOMPARE(l.hiddenBelow, std::vector<int>(10, 0));
         // Focus folds the rejected nodes with children: 2 (above 4) and 3 (above 7 and 8).
@@ -136,7 +170,7 @@ private slots:
         const TreeLayout f = layoutTree(s, folds);
         QCOMPARE(f.shown, (std::vector<bool>{true, true, true, true, false, true, true, false, false, true}));
         QCOMPARE(f.hiddenBelow, (std::vector<int>{0, 0, 1, 2, 0, 0, 0, 0, 0, 0}));
-        QCOMPARE(f.row, (std::vector<double>{1.25, 0.5, 0, 2, 0, 1, 1, 0, 0, 1}));
+        QCOMPARE(f.row, (std::vector<double>{0, 0, 1, 2, 0, 0, 0, 0, 0, 0}));  // hidden nodes keep row 0
     }
 
     void nodesTableWithoutAView() {
@@ -449,6 +483,32 @@ private slots:
         // Its rejected nodes are leaves: focus has nothing to fold.
         v.setFocusAcceptedPath(true);
         QCOMPARE(v.drawnNodeCount(), 65);
+    }
+
+    void bigTreesOpenOnTheAcceptedPath() {
+        // Budgets 32 to 64 draw trees taller than the view: the step opens at a readable zoom
+        // with the whole accepted path (and the bonus box) in view, wherever it runs.
+        for (const bool bottom : {true, false}) {
+            TreeRunResult run;
+            run.budget = 64;
+            run.steps = {bottom ? bottomPathStep(30) : bigStep(30), bottom ? bottomPathStep(40) : bigStep(40)};
+            run.acceptanceLengths = {9, 9};
+            AcceptanceTreeView v;
+            v.resize(1000, 500);
+            v.setRuns({run}, piece);
+            v.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&v));
+            QTest::qWait(20);
+            auto* gv = v.graphicsView();
+            QCOMPARE(gv->zoom(), 0.6);
+            QVERIFY(!gv->mapToScene(gv->viewport()->rect()).boundingRect().contains(v.scene()->itemsBoundingRect()));
+            QVERIFY2(v.acceptedPathVisible(), bottom ? "path along the bottom" : "path along the top");
+            // The next step opens on its path too, after the user scrolled away.
+            gv->centerOn(v.scene()->itemsBoundingRect().bottomLeft());
+            QVERIFY(!v.acceptedPathVisible());
+            v.setCurrentStep(1);
+            QVERIFY2(v.acceptedPathVisible(), "second step");
+        }
     }
 
     void controlsAndNodeTableFitANarrowDock() {

@@ -322,10 +322,38 @@ void AcceptanceTreeView::applyFit() {
     const bool whole = autoFit_ == AutoFit::Whole;
     const QRectF r = scene_->sceneRect();
     const double z = view_->fitRect(r, whole ? kSmallestZoom : kReadableZoom, 1.0);
-    if (!whole && z <= kReadableZoom + 1e-9 && !nodeItems_.empty() && nodeItems_.front()) {
-        const QRectF root = nodeItems_.front()->path().boundingRect();
-        view_->centerOn(r.left() + view_->viewport()->width() / (2 * kReadableZoom), root.center().y());
-    }
+    if (!whole && z <= kReadableZoom + 1e-9 && !nodeItems_.empty() && nodeItems_.front()) view_->centerOn(acceptedPathFocus(z));
+}
+
+QPointF AcceptanceTreeView::acceptedPathFocus(double zoom) const {
+    // The accepted path (root, accepted nodes, the bonus token): its bounding box when it fits
+    // the viewport at `zoom`, else its part nearest the root, so a large tree opens on the
+    // nodes that matter whatever its budget (the path may run far from the root's row).
+    QRectF path;
+    for (std::size_t i = 0; i < nodeItems_.size() && i < states_.size(); ++i)
+        if (nodeItems_[i] && states_[i] == TreeNodeState::Accepted) path |= nodeItems_[i]->sceneBoundingRect();
+    if (bonusItem_) path |= bonusItem_->sceneBoundingRect();
+    if (path.isNull()) return nodeItems_.front()->sceneBoundingRect().center();
+    const double w = view_->viewport()->width() / zoom, h = view_->viewport()->height() / zoom;
+    const double margin = 24;  // scene units around the path
+    const double x = path.width() + 2 * margin <= w ? path.center().x() : path.left() - margin + w / 2;
+    // Vertically: the path's middle when it fits, else the rows of the path inside the
+    // horizontal span shown.
+    if (path.height() + 2 * margin <= h) return {x, path.center().y()};
+    QRectF shown;
+    const QRectF span(x - w / 2, path.top(), w, path.height());
+    for (std::size_t i = 0; i < nodeItems_.size() && i < states_.size(); ++i)
+        if (nodeItems_[i] && states_[i] == TreeNodeState::Accepted && span.intersects(nodeItems_[i]->sceneBoundingRect()))
+            shown |= nodeItems_[i]->sceneBoundingRect();
+    return {x, shown.isNull() ? path.center().y() : shown.center().y()};
+}
+
+bool AcceptanceTreeView::acceptedPathVisible() const {
+    const QRectF seen = view_->mapToScene(view_->viewport()->rect()).boundingRect();
+    for (std::size_t i = 0; i < nodeItems_.size() && i < states_.size(); ++i)
+        if (nodeItems_[i] && states_[i] == TreeNodeState::Accepted && !seen.contains(nodeItems_[i]->sceneBoundingRect()))
+            return false;
+    return !bonusItem_ || seen.contains(bonusItem_->sceneBoundingRect());
 }
 
 QStringList AcceptanceTreeView::exportAll(const QString& dir, QString* error) {

@@ -110,6 +110,9 @@ public:
     /// The shown step's nodes: index, token id, piece, depth, parent, draft prob, target
     /// choice id and piece, on path, state.
     TreeNodesTable* nodesTable() const { return table_; }
+    /// True if every accepted node and the bonus box lie inside the viewport (what a step
+    /// opens on at a readable zoom, when the path fits it).
+    bool acceptedPathVisible() const;
     /// Scales the view so the whole shown tree fits (and keeps fitting on resize until the
     /// user zooms): the Fit button.
     void fitTree();
@@ -127,6 +130,9 @@ private:
     void rebuild();
     void selectStep(int step);
     void applyFit();
+    /// Scene point to centre a readable view at `zoom` on: the accepted path, or its part
+    /// nearest the root when it is wider than the viewport.
+    QPointF acceptedPathFocus(double zoom) const;
     void foldDefaults();
     QString piece(std::int64_t id) const;
 

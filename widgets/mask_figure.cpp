@@ -83,9 +83,13 @@ QString titleText(const MaskFigureInput& in, const MaskFigure& f) {
                    .arg(in.trainsPerLayer() ? tr(", layer %1").arg(in.layerName)
                         : in.window > 0     ? tr(", window %1").arg(in.window)
                                             : QString());
-    QString text = what + QStringLiteral("\nA: ") + describeConventions(in.a);
+    // What is drawn: the conventions as the selected layer (or the training window) applies them.
+    const LayerAttention layer = in.mode == MaskMode::Inference || in.trainsPerLayer()
+                                     ? in.selectedLayerAttention()
+                                     : LayerAttention{in.window > 0, in.window > 0 ? std::optional<std::int64_t>(in.window) : std::nullopt};
+    QString text = what + QStringLiteral("\nA: ") + describeDrawnMask(in.a, layer);
     if (f.isDiff)
-        text += QStringLiteral("\nB: ") + describeConventions(in.b) +
+        text += QStringLiteral("\nB: ") + describeDrawnMask(in.b, layer) +
                 tr("\n%1 cells differ: red = only A sees (%2), blue = only B sees (%3), grey = both")
                     .arg(f.counts.total())
                     .arg(f.counts.onlyA)
@@ -110,6 +114,20 @@ QString describeConventions(const MaskConventions& c) {
         .arg(c.context == MaskConventions::Context::Inclusive ? "kv <= anchor" : "kv < anchor",
              c.block == MaskConventions::Block::Causal ? "causal block" : "bidirectional block")
         .arg(c.positionOffset);
+}
+
+QString describeDrawnMask(const MaskConventions& c, const LayerAttention& layer) {
+    if (!layer.needsMask()) return describeConventions(c);
+    const bool causalSetting = c.block == MaskConventions::Block::Causal;
+    QString block = causalSetting || layer.causal ? tr("causal block") : tr("bidirectional block");
+    if (layer.causal && !causalSetting) block += tr(" (the layer is causal)");
+    QString text = QStringLiteral("%1, %2, block at anchor+%3")
+                       .arg(c.context == MaskConventions::Context::Inclusive ? "kv <= anchor" : "kv < anchor", block)
+                       .arg(c.positionOffset);
+    if (layer.window)
+        text += layer.causal ? tr(", keys within the last %1 positions").arg(*layer.window)
+                             : tr(", keys within %1 positions either side").arg(*layer.window);
+    return text;
 }
 
 MaskFigure buildMaskFigure(const MaskFigureInput& in) {

@@ -73,4 +73,10 @@ MaskFigure buildMaskFigure(const MaskFigureInput& in);
 /// "kv < anchor, bidirectional block, block at anchor+0": one convention set in words.
 QString describeConventions(const MaskConventions& c);
 
+/// The mask as drawn for `layer`: describeConventions(c) with the layer's causality and
+/// sliding window applied ("kv < anchor, causal block (the layer is causal), block at
+/// anchor+1, keys within the last 24 positions"); `layer` without a mask gives
+/// describeConventions(c). Semantics: docs/ENGINE.md "Drafter attention layouts".
+QString describeDrawnMask(const MaskConventions& c, const LayerAttention& layer);
+
 }  // namespace draftscope

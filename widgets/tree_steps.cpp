@@ -84,6 +84,20 @@ TreeLayout layoutTree(const TreeStep& step, const std::vector<bool>& folded) {
         if (p >= 0 && p < n) children[at(p)].push_back(i);
     }
     children[at(last)].push_back(bonus);
+    // The accepted path is the spine: a path node's on-path child (the bonus, for the last
+    // one) comes first and the path node sits in that child's row, so the whole path runs
+    // along row 0 and the rejected alternatives hang below it, at any budget.
+    std::vector<int> pathChild(at(n + 1), -1);
+    for (std::size_t k = 0; k + 1 < step.acceptedPath.size(); ++k) {
+        const int v = static_cast<int>(step.acceptedPath[k]), c = static_cast<int>(step.acceptedPath[k + 1]);
+        if (v >= 0 && v < n && c > 0 && c < n) pathChild[at(v)] = c;
+    }
+    pathChild[at(last)] = bonus;
+    for (int v = 0; v < n; ++v)
+        if (const int c = pathChild[at(v)]; c >= 0) {
+            auto& ch = children[at(v)];
+            if (auto it = std::find(ch.begin(), ch.end(), c); it != ch.end()) std::rotate(ch.begin(), it, it + 1);
+        }
     // Folded subtrees: their nodes are not drawn; the folded node counts them.
     l.shown.assign(at(n + 1), true);
     l.hiddenBelow.assign(at(n + 1), 0);
@@ -104,7 +118,8 @@ TreeLayout layoutTree(const TreeStep& step, const std::vector<bool>& folded) {
             return;
         }
         for (int c : ch) place(c);
-        l.row[at(v)] = (l.row[at(ch.front())] + l.row[at(ch.back())]) / 2;
+        l.row[at(v)] = pathChild[at(v)] >= 0 ? l.row[at(pathChild[at(v)])]  // on the spine
+                                             : (l.row[at(ch.front())] + l.row[at(ch.back())]) / 2;
     };
     place(0);
     l.column.assign(at(n + 1), 0);

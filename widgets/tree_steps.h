@@ -39,9 +39,11 @@ std::vector<bool> focusFolds(const TreeStep& step, const std::vector<TreeNodeSta
 /// Where the DDTree view draws the nodes of `step`, in cell units. With n =
 /// step.tokens.size() (the root and N nodes), index n is the bonus token, a virtual last
 /// child of the last accepted-path node; every vector has n + 1 entries. Node v sits in column
-/// column[v] (its depth; the bonus one right of its parent); leaves (and folded nodes) take
-/// consecutive rows in creation order, a parent is centred between its first and last
-/// child. `folded` [n] (shorter = unfolded) folds a node's subtree: its descendants are
+/// column[v] (its depth; the bonus one right of its parent). The accepted path (root,
+/// accepted nodes, bonus) is the spine along row 0: each path node's on-path child is laid
+/// out first and the path node takes its row. Other leaves (and folded nodes) take
+/// consecutive rows below in creation order, an off-path parent is centred between its
+/// first and last child. `folded` [n] (shorter = unfolded) folds a node's subtree: its descendants are
 /// not shown and hiddenBelow counts them (the bonus too, when below).
 struct TreeLayout {
     int bonus = 0;                 ///< index of the bonus box (= n)
