@@ -118,6 +118,7 @@ private slots:
     void tokenTickLabels();
     void histogramBars();
     void clickEmitsPosition();
+    void narrowTableKeepsItsKeyColumns();
     void highlightMarker();
     void legendFitsWidth();
     void exportsAllFiles();
@@ -344,6 +345,37 @@ void TestHiddenStatsView::clickEmitsPosition() {
     QTest::mouseClick(t->viewport(), Qt::LeftButton, Qt::NoModifier, t->visualRect(top).center());
     QCOMPARE(spy.count(), 2);
     QCOMPARE(spy.at(1).at(0).toInt(), 4);
+}
+
+void TestHiddenStatsView::narrowTableKeepsItsKeyColumns() {
+    // As narrow as the right-hand docks at 1600 px: position, token and the chosen statistic
+    // of both series are in view without scrolling; the others come back on request.
+    HiddenStatsView v;
+    v.resize(560, 700);
+    v.setStats(makeStats(), pieces());
+    v.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&v));
+    QTableView* t = v.table();
+    auto shown = [&] {
+        QList<int> cols;
+        for (int c = 0; c < t->model()->columnCount(); ++c)
+            if (!t->isColumnHidden(c)) cols << c;
+        return cols;
+    };
+    HiddenStatsModel* m = v.model();
+    QCOMPARE(v.statistic(), HiddenStat::Rms);
+    QCOMPARE(shown(), (QList<int>{0, 1, m->columnFor(0, HiddenStat::Rms), m->columnFor(1, HiddenStat::Rms)}));
+    for (const int c : shown())
+        QVERIFY2(t->columnViewportPosition(c) + t->columnWidth(c) <= t->viewport()->width(),
+                 qPrintable(QString("column %1 (%2) ends at %3 > %4").arg(c).arg(m->headerData(c, Qt::Horizontal).toString())
+                                .arg(t->columnViewportPosition(c) + t->columnWidth(c)).arg(t->viewport()->width())));
+    // The table follows the Statistic box.
+    v.setStatistic(HiddenStat::MaxAbs);
+    QCOMPARE(shown(), (QList<int>{0, 1, m->columnFor(0, HiddenStat::MaxAbs), m->columnFor(1, HiddenStat::MaxAbs)}));
+    v.setAllStatisticsShown(true);
+    QCOMPARE(shown().size(), 2 + 2 * 4);
+    // The export keeps every column whatever is shown.
+    QCOMPARE(m->columnCount(), 10);
 }
 
 void TestHiddenStatsView::highlightMarker() {

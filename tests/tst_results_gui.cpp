@@ -413,6 +413,45 @@ private slots:
         }
     }
 
+    void tauPlotNamesItsPointsAndAClickOpensThePrompt() {
+        MainWindow w(false);
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QString err;
+        QVERIFY(w.openResultsFileNow(path_, &err));
+        w.findChild<QDockWidget*>("resultsAggregateDock")->raise();
+        QTest::qWait(50);
+        auto* plots = w.resultsAggregatePlots();
+        plots->tauPlot()->replot();
+        for (int d = 0; d < 2; ++d) {
+            // The three lowest taus are named beside their points, lowest first.
+            QStringList lowest;
+            for (auto i : promptsByTau(file_, d)) lowest << QString::fromStdString(file_.prompts[i].id);
+            QCOMPARE(plots->namedPrompts(d), lowest.mid(0, ResultsAggregatePlots::kNamedPrompts));
+        }
+        // Every point is found at its pixel and names its prompt; the best prompt of drafter B:
+        const int best = static_cast<int>(promptsByTau(file_, 1).back());
+        const QPointF at = plots->promptPixel(best, 1);
+        QVERIFY(at.x() >= 0);
+        int drafter = -1;
+        QCOMPARE(plots->promptAt(at, &drafter), best);
+        QCOMPARE(drafter, 1);
+        const QString text = plots->promptPointText(best, 1);
+        QVERIFY2(text.startsWith(QString::fromStdString(file_.prompts[static_cast<std::size_t>(best)].id) + ": tau " +
+                                 QString::number(file_.prompts[static_cast<std::size_t>(best)].drafters[1].run.tau, 'f', 3) +
+                                 " (rank 3 of 3"),
+                 qPrintable(text));
+        QCOMPARE(plots->promptAt(at + QPointF(30, 30)), -1);  // empty space
+        // A click on it shows that prompt with drafter B.
+        QSignalSpy clicked(plots, &ResultsAggregatePlots::promptClicked);
+        QTest::mouseClick(plots->tauPlot(), Qt::LeftButton, {}, at.toPoint());
+        QCOMPARE(clicked.count(), 1);
+        QCOMPARE(w.resultsPanel()->currentPrompt(), best);
+        QCOMPARE(w.resultsPanel()->currentDrafter(), 1);
+        QCOMPARE(w.lastResult()->run.tau, file_.prompts[static_cast<std::size_t>(best)].drafters[1].run.tau);
+    }
+
     void noBudgetsMessageFitsTheNarrowestPlot() {
         ResultsFile f = file_;
         f.settings.ddtreeBudgets.clear();

@@ -22,6 +22,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardItemModel>
+#include <QScrollBar>
 #include <QTableView>
 #include <QImage>
 #include <QTemporaryDir>
@@ -525,6 +526,25 @@ private slots:
         QCOMPARE(row("block size").at(4), QString());
         QCOMPARE(row("mask token id").mid(1, 2), (QStringList{"7", "7"}));
         QVERIFY(view.table()->horizontalHeaderItem(1)->text().contains("good"));
+        {
+            // In a dock as narrow as the right-hand views (and with long drafter names), the
+            // value columns stay whole in view; the quantity column elides.
+            ComparisonSummaryView narrow;
+            narrow.resize(380, 500);
+            narrow.setComparison({"a drafter with a very long checkpoint name", da, handMadeRun(), {ta}},
+                                 {"another drafter with a long name", db, handMadeRunB(), {tb}});
+            narrow.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&narrow));
+            QTableView* t = narrow.tableView();
+            QCOMPARE(t->horizontalScrollBar()->maximum(), 0);
+            for (int c = 1; c < 5; ++c) {
+                QVERIFY2(t->columnViewportPosition(c) + t->columnWidth(c) <= t->viewport()->width(), qPrintable(QString::number(c)));
+                for (int r = 0; r < narrow.table()->rowCount(); ++r)
+                    QVERIFY2(t->fontMetrics().horizontalAdvance(narrow.table()->item(r, c)->text()) < t->columnWidth(c),
+                             qPrintable(narrow.table()->item(r, c)->text()));
+            }
+            QVERIFY2(t->columnWidth(0) >= 50, qPrintable(QString::number(t->columnWidth(0))));
+        }
         QTemporaryDir dir;
         QString err;
         const auto written = view.exportAll(dir.path(), &err);

@@ -44,7 +44,6 @@ ComparisonSummaryView::ComparisonSummaryView(QWidget* parent)
     view_->setModel(table_);
     view_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view_->verticalHeader()->setVisible(false);
-    view_->horizontalHeader()->setStretchLastSection(true);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(caption_);
@@ -131,10 +130,37 @@ void ComparisonSummaryView::setComparison(const DrafterRuns& a, const DrafterRun
          ids(b.drafter.targetLayerIds) + (b.drafter.targetLayerIdsDerived ? tr(" (derived)") : ""));
     integer(tr("mask token id"), a.drafter.maskTokenId, b.drafter.maskTokenId);
     integer(tr("parameters"), a.drafter.parameters, b.drafter.parameters);
-    view_->resizeColumnsToContents();
+    fitColumns();
     caption_->setText(tr("A: %1 (tau %2) vs B: %3 (tau %4), same target and prompt. Rows that differ are bold; "
                          "tau counts the bonus token.")
                           .arg(a.name).arg(a.run.tau, 0, 'f', 3).arg(b.name).arg(b.run.tau, 0, 'f', 3));
+}
+
+void ComparisonSummaryView::fitColumns() {
+    // A narrow dock keeps A, B, B - A and differs whole: they are sized to their cells (the
+    // long "A: <drafter>" headers elide; the caption and the export name the drafters), the
+    // quantity column takes the rest and elides (its tooltip holds it whole).
+    const QFontMetrics fm = view_->fontMetrics();
+    auto* header = view_->horizontalHeader();
+    header->setTextElideMode(Qt::ElideRight);
+    view_->setTextElideMode(Qt::ElideRight);
+    for (int c = 1; c < table_->columnCount(); ++c) {
+        int w = fm.horizontalAdvance(c == 3 ? tr("B - A") : c == 4 ? tr("differs") : QStringLiteral("B: ab")) + 20;
+        for (int r = 0; r < table_->rowCount(); ++r)
+            if (const QStandardItem* it = table_->item(r, c)) {
+                QFont f = it->font();
+                w = std::max(w, QFontMetrics(f).horizontalAdvance(it->text()) + 14);
+            }
+        header->setSectionResizeMode(c, QHeaderView::Fixed);
+        view_->setColumnWidth(c, w);
+    }
+    header->setStretchLastSection(false);
+    header->setSectionResizeMode(0, QHeaderView::Stretch);
+    header->setMinimumSectionSize(fm.horizontalAdvance(QStringLiteral("B - A")) + 16);
+    for (int r = 0; r < table_->rowCount(); ++r)
+        if (QStandardItem* it = table_->item(r, 0)) it->setToolTip(it->text());
+    for (int c = 1; c <= 2 && c < table_->columnCount(); ++c)
+        if (QStandardItem* h = table_->horizontalHeaderItem(c)) h->setToolTip(h->text());
 }
 
 QStringList ComparisonSummaryView::exportAll(const QString& dir, QString* error) {

@@ -39,6 +39,7 @@ public:
     void setComparison(const DrafterRuns& a, const DrafterRuns& b);
     void clear();
     QStandardItemModel* table() const { return table_; }
+    QTableView* tableView() const { return view_; }
     /// Row index of `quantity` (first column), -1 if absent.
     int rowOf(const QString& quantity) const;
 
@@ -46,6 +47,7 @@ public:
     QStringList exportAll(const QString& dir, QString* error) override;
 
 private:
+    void fitColumns();
     QLabel* caption_;
     QTableView* view_;
     QStandardItemModel* table_;

@@ -94,7 +94,7 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     linePlot_->setMinimumSize(240, 220);
     vsplit->addWidget(linePlot_);
 
-    auto* hsplit = new QSplitter(Qt::Horizontal, vsplit);
+    auto* hsplit = hsplit_ = new QSplitter(Qt::Horizontal, vsplit);
     auto* histPanel = new QWidget(hsplit);
     auto* hv = new QVBoxLayout(histPanel);
     hv->setContentsMargins(0, 0, 0, 0);
@@ -127,7 +127,17 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     table_->verticalHeader()->setVisible(false);
     table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 6);
     table_->horizontalHeader()->setStretchLastSection(false);
-    hsplit->addWidget(table_);
+    table_->setToolTip(tr("The statistic chosen above for every series (all four with 'all statistics'); click a row "
+                          "to mark its position in the plots"));
+    auto* tablePanel = new QWidget(hsplit);
+    auto* tv = new QVBoxLayout(tablePanel);
+    tv->setContentsMargins(0, 0, 0, 0);
+    allStats_ = new QCheckBox(tr("all statistics"), tablePanel);
+    allStats_->setObjectName(QStringLiteral("allStatisticsCheck"));
+    allStats_->setToolTip(tr("Show rms, mean, std and max|x| of every series in the table, not only the chosen statistic"));
+    tv->addWidget(allStats_);
+    tv->addWidget(table_, 1);
+    hsplit->addWidget(tablePanel);
     hsplit->setStretchFactor(0, 2);
     hsplit->setStretchFactor(1, 3);
 
@@ -137,7 +147,11 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     v->addWidget(vsplit, 1);
     stack_->addWidget(content);
 
-    connect(statCombo_, &QComboBox::currentIndexChanged, this, [this] { refreshLinePlot(); });
+    connect(statCombo_, &QComboBox::currentIndexChanged, this, [this] {
+        refreshLinePlot();
+        updateTableColumns();
+    });
+    connect(allStats_, &QCheckBox::toggled, this, [this] { updateTableColumns(); });
     connect(lineLog_, &QCheckBox::toggled, this, [this] { refreshLinePlot(); });
     connect(seriesCombo_, &QComboBox::currentIndexChanged, this, [this] { refreshHistogram(); });
     connect(histLog_, &QCheckBox::toggled, this, [this] { refreshHistogram(); });
@@ -186,9 +200,44 @@ void HiddenStatsView::setStats(const HiddenStateStats& stats, const std::vector<
     refreshLinePlot();
     refreshHistogram();
     refreshSummary();
-    table_->resizeColumnsToContents();
+    updateTableColumns();
     highlightPosition(highlighted_ < t ? highlighted_ : -1);
 }
+
+void HiddenStatsView::updateTableColumns() {
+    // A narrow dock keeps the columns that matter: position, token and the chosen statistic
+    // of every series (the token column elided past a readable width).
+    const bool all = allStats_->isChecked();
+    for (int c = HiddenStatsModel::kFixedColumns; c < model_->columnCount(); ++c)
+        table_->setColumnHidden(c, !all && model_->seriesForColumn(c) >= 0 && model_->statForColumn(c) != statistic());
+    // Widths from the cells, not the long series names of the headers (elided; the header
+    // tooltip and the export keep them whole).
+    const QFontMetrics fm = table_->fontMetrics();
+    const int tokenWidth = fm.horizontalAdvance(QStringLiteral("'abcdefghij'")) + 12;
+    const int headerFloor = fm.horizontalAdvance(QStringLiteral("max|x| ")) + 16;
+    for (int c = 0; c < model_->columnCount(); ++c) {
+        if (table_->isColumnHidden(c)) continue;
+        int cells = 0;  // the widest of (up to) the first 2000 rows' texts
+        for (int r = 0, rows = std::min(proxy_->rowCount(), 2000); r < rows; ++r)
+            cells = std::max(cells, fm.horizontalAdvance(proxy_->index(r, c).data().toString()));
+        int w = std::max(cells + 14, headerFloor);
+        if (c == HiddenStatsModel::kPositionColumn) w = std::max(w, table_->horizontalHeader()->sectionSizeHint(c));
+        if (c == HiddenStatsModel::kTokenColumn) w = std::min(w, tokenWidth);
+        table_->setColumnWidth(c, w);
+    }
+    table_->setTextElideMode(Qt::ElideRight);
+}
+
+void HiddenStatsView::resizeEvent(QResizeEvent* e) {
+    QWidget::resizeEvent(e);
+    // Narrow: the histogram above the table, so the table has the dock's whole width.
+    const Qt::Orientation o = width() < kSideBySideWidth ? Qt::Vertical : Qt::Horizontal;
+    if (hsplit_ && hsplit_->orientation() != o) hsplit_->setOrientation(o);
+}
+
+bool HiddenStatsView::allStatisticsShown() const { return allStats_->isChecked(); }
+
+void HiddenStatsView::setAllStatisticsShown(bool on) { allStats_->setChecked(on); }
 
 void HiddenStatsView::clear() { setStats({}, {}); }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 class QCheckBox;
+class QSplitter;
 class QComboBox;
 class QCPGraph;
 class QCPBars;
@@ -57,8 +58,13 @@ public:
     void clear();
 
     /// Statistic drawn in the line plot.
+    /// The statistic of the line plot; the table shows its column of every series (unless
+    /// allStatisticsShown()).
     HiddenStat statistic() const;
     void setStatistic(HiddenStat stat);
+    /// The table's "all statistics" box: every series' four statistic columns.
+    bool allStatisticsShown() const;
+    void setAllStatisticsShown(bool on);
     /// Series whose histogram is shown (-1 when there is none).
     int histogramSeries() const;
     void setHistogramSeries(int series);
@@ -128,6 +134,12 @@ private:
     HiddenStatsLinePlot* linePlot_ = nullptr;
     HiddenStatsHistogramPlot* histPlot_ = nullptr;
     QTableView* table_ = nullptr;
+    QCheckBox* allStats_ = nullptr;
+    QSplitter* hsplit_ = nullptr;  ///< histogram | table (stacked when the view is narrow)
+    /// Narrower than this, the histogram and the table stack.
+    static constexpr int kSideBySideWidth = 900;
+    void updateTableColumns();
+    void resizeEvent(QResizeEvent* e) override;
     QPoint pressPos_;
     bool pressed_ = false;
     int highlighted_ = -1;

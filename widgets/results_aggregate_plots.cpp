@@ -7,7 +7,9 @@
 #include <QDir>
 #include <QFileInfo>
 #include <QGridLayout>
+#include <QMouseEvent>
 #include <QStandardItemModel>
+#include <QToolTip>
 
 #include <algorithm>
 #include <cmath>
@@ -44,7 +46,8 @@ ResultsAggregatePlots::ResultsAggregatePlots(QWidget* parent) : QWidget(parent),
     tau_ = makePlot("results_tau", tr("Per-prompt tau, sorted"),
                     tr("tau of every prompt (mean acceptance length, bonus token included), sorted ascending per "
                        "drafter; the dashed line is the drafter's macro tau (mean over prompts). Failed prompts and "
-                       "runs without verify steps are left out."));
+                       "runs without verify steps are left out. The lowest taus are named; hover a point for its "
+                       "prompt, click it to open that prompt."));
     tau_->xAxis->setLabel(tr("prompt rank (sorted by tau)"));
     tau_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignLeft | Qt::AlignTop);
     tau_->yAxis->setLabel(tr("tau"));
@@ -72,6 +75,9 @@ ResultsAggregatePlots::ResultsAggregatePlots(QWidget* parent) : QWidget(parent),
     position_->xAxis->setTicker(integerTicks);
     histogram_->xAxis->setTicker(integerTicks);
     tau_->xAxis->setTicker(integerTicks);
+    // Hover names a point's prompt; a click opens it (promptClicked).
+    tau_->setMouseTracking(true);
+    tau_->installEventFilter(this);
 
     auto* grid = new QGridLayout(this);
     grid->setContentsMargins(0, 0, 0, 0);
@@ -99,6 +105,10 @@ QCustomPlot* ResultsAggregatePlots::makePlot(const QString& name, const QString&
 void ResultsAggregatePlots::clear() {
     aggregates_.clear();
     chainRefs_.clear();
+    pointPrompts_.clear();
+    pointIds_.clear();
+    named_.clear();
+    drafterLabels_.clear();
     for (auto* p : {tau_, position_, histogram_, budget_}) {
         p->clearPlottables();
         p->clearItems();
@@ -132,6 +142,10 @@ void ResultsAggregatePlots::setResults(const ResultsFile& r) {
 
         // Per-prompt tau, sorted ascending; prompts that do not count are left out.
         QVector<double> x, y;
+        drafterLabels_ << label;
+        pointPrompts_.emplace_back();
+        pointIds_.emplace_back();
+        named_.emplace_back();
         for (std::size_t i : promptsByTau(r, d)) {
             const auto& p = r.prompts[i];
             if (!p.error.empty() || p.drafters.size() <= static_cast<std::size_t>(d)) continue;
@@ -139,8 +153,23 @@ void ResultsAggregatePlots::setResults(const ResultsFile& r) {
             if (run.steps.empty()) continue;
             x << x.size() + 1;
             y << run.tau;
+            pointPrompts_.back().push_back(static_cast<int>(i));
+            pointIds_.back() << QString::fromStdString(p.id);
             maxTau = std::max(maxTau, run.tau);
             row(label, tr("prompt tau (sorted)"), QString::fromStdString(p.id), run.tau);
+        }
+        // The lowest taus are named beside their point (hover names any point).
+        for (int k = 0; k < std::min<int>(kNamedPrompts, static_cast<int>(x.size())); ++k) {
+            auto* name = new QCPItemText(tau_);
+            name->position->setType(QCPItemPosition::ptPlotCoords);
+            name->position->setCoords(x[k], y[k]);
+            name->setPositionAlignment(Qt::AlignLeft | (d % 2 ? Qt::AlignTop : Qt::AlignBottom));
+            name->setPadding(QMargins(5, 1, 2, 1));
+            name->setText(pointIds_.back()[k]);
+            name->setColor(color.darker(130));
+            name->setFont(QFont(font().family(), 7));
+            name->setClipToAxisRect(true);
+            named_.back() << pointIds_.back()[k];
         }
         maxPrompts = std::max(maxPrompts, static_cast<int>(x.size()));
         auto* g = tau_->addGraph();
@@ -253,6 +282,74 @@ QVector<double> ResultsAggregatePlots::plottedValues(Plot plot, int drafter) con
     case Plot::TreeMacroTau: return valuesOf(budget_->graph(drafter));
     }
     return {};
+}
+
+QPointF ResultsAggregatePlots::promptPixel(int prompt, int drafter) const {
+    if (drafter < 0 || drafter >= static_cast<int>(pointPrompts_.size()) || !tau_->graph(drafter)) return {-1, -1};
+    const auto& order = pointPrompts_[static_cast<std::size_t>(drafter)];
+    const auto it = std::find(order.begin(), order.end(), prompt);
+    if (it == order.end()) return {-1, -1};
+    const double rank = static_cast<double>(it - order.begin() + 1);
+    const auto data = tau_->graph(drafter)->data()->findBegin(rank, false);
+    if (data == tau_->graph(drafter)->data()->constEnd()) return {-1, -1};
+    return {tau_->xAxis->coordToPixel(rank), tau_->yAxis->coordToPixel(data->value)};
+}
+
+int ResultsAggregatePlots::promptAt(const QPointF& pos, int* drafter, double radius) const {
+    int best = -1, bestDrafter = -1;
+    double bestDistance = radius * radius;
+    for (int d = 0; d < static_cast<int>(pointPrompts_.size()); ++d)
+        for (const int prompt : pointPrompts_[static_cast<std::size_t>(d)]) {
+            const QPointF p = promptPixel(prompt, d) - pos;
+            const double dist = p.x() * p.x() + p.y() * p.y();
+            if (dist <= bestDistance) bestDistance = dist, best = prompt, bestDrafter = d;
+        }
+    if (drafter) *drafter = bestDrafter;
+    return best;
+}
+
+QString ResultsAggregatePlots::promptPointText(int prompt, int drafter) const {
+    if (drafter < 0 || drafter >= static_cast<int>(pointPrompts_.size())) return {};
+    const auto& order = pointPrompts_[static_cast<std::size_t>(drafter)];
+    const auto it = std::find(order.begin(), order.end(), prompt);
+    if (it == order.end()) return {};
+    const int rank = static_cast<int>(it - order.begin());
+    const double tau = tau_->graph(drafter)->data()->at(rank)->value;
+    return tr("%1: tau %2 (rank %3 of %4, drafter %5); click to open it")
+        .arg(pointIds_[static_cast<std::size_t>(drafter)][rank])
+        .arg(tau, 0, 'f', 3)
+        .arg(rank + 1)
+        .arg(order.size())
+        .arg(drafterLabels_[drafter]);
+}
+
+QStringList ResultsAggregatePlots::namedPrompts(int drafter) const {
+    return drafter >= 0 && drafter < static_cast<int>(named_.size()) ? named_[static_cast<std::size_t>(drafter)] : QStringList{};
+}
+
+bool ResultsAggregatePlots::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == tau_ && event->type() == QEvent::ToolTip) {
+        // Over a point its prompt, elsewhere the plot's description.
+        const auto* he = static_cast<QHelpEvent*>(event);
+        int d = -1;
+        if (const int prompt = promptAt(he->pos(), &d); prompt >= 0) {
+            QToolTip::showText(he->globalPos(), promptPointText(prompt, d), tau_);
+            return true;
+        }
+    }
+    if (watched == tau_ && (event->type() == QEvent::MouseMove || event->type() == QEvent::MouseButtonRelease)) {
+        const auto* me = static_cast<QMouseEvent*>(event);
+        int d = -1;
+        const int prompt = promptAt(me->position(), &d);
+        if (event->type() == QEvent::MouseMove) {
+            tau_->setCursor(prompt >= 0 ? Qt::PointingHandCursor : Qt::ArrowCursor);
+            if (prompt >= 0) QToolTip::showText(me->globalPosition().toPoint(), promptPointText(prompt, d), tau_);
+            else QToolTip::hideText();
+        } else if (prompt >= 0 && me->button() == Qt::LeftButton) {
+            emit promptClicked(prompt, d);
+        }
+    }
+    return QWidget::eventFilter(watched, event);
 }
 
 double ResultsAggregatePlots::chainReference(int drafter) const {

@@ -39,6 +39,18 @@ public:
     double chainReference(int drafter) const;
     const std::vector<DrafterAggregate>& aggregates() const { return aggregates_; }
 
+    /// The prompt (index into the results' prompts) drawn nearest to pixel `pos` of the
+    /// per-prompt tau plot, within `radius` pixels; -1 if none. `drafter` (optional) gets the
+    /// series it belongs to.
+    int promptAt(const QPointF& pos, int* drafter = nullptr, double radius = 8) const;
+    /// Where the point of prompt `prompt` of drafter `drafter` is drawn in the tau plot
+    /// (pixels); (-1, -1) if it is not drawn.
+    QPointF promptPixel(int prompt, int drafter) const;
+    /// "p3: tau 2.500 (rank 1 of 8, drafter A: run1)", the hover text of a point.
+    QString promptPointText(int prompt, int drafter) const;
+    /// Prompts named beside their point (the lowest taus of each drafter), by drafter.
+    QStringList namedPrompts(int drafter) const;
+
     QCustomPlot* tauPlot() const { return tau_; }
     QCustomPlot* positionPlot() const { return position_; }
     QCustomPlot* histogramPlot() const { return histogram_; }
@@ -48,7 +60,15 @@ public:
     QString exportName() const override { return "results_aggregate"; }
     QStringList exportAll(const QString& dir, QString* error) override;
 
+    /// Prompts named beside their point per drafter: the lowest taus, the ones to look at.
+    static constexpr int kNamedPrompts = 3;
+
+signals:
+    /// A point of the per-prompt tau plot was clicked: prompt index, drafter.
+    void promptClicked(int prompt, int drafter);
+
 private:
+    bool eventFilter(QObject* watched, QEvent* event) override;
     QCustomPlot* makePlot(const QString& name, const QString& title, const QString& tip);
     QCustomPlot* tau_;
     QCustomPlot* position_;
@@ -57,6 +77,11 @@ private:
     QStandardItemModel* table_;
     std::vector<DrafterAggregate> aggregates_;
     std::vector<double> chainRefs_;
+    /// Per drafter: the prompt index of each tau point, in x order; its id and tau.
+    std::vector<std::vector<int>> pointPrompts_;
+    std::vector<QStringList> pointIds_;
+    std::vector<QStringList> named_;
+    QStringList drafterLabels_;
 };
 
 }  // namespace draftscope

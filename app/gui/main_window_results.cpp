@@ -44,6 +44,11 @@ void MainWindow::setupResults() {
 
     connect(resultsReader_, &ResultsReader::finished, this, &MainWindow::showResultsFile);
     connect(resultsPanel_, &ResultsPanel::promptSelected, this, &MainWindow::showRecordedPrompt);
+    // A point of the All-prompts tau plot opens its prompt, shown with that point's drafter.
+    connect(aggregate_, &ResultsAggregatePlots::promptClicked, this, [this](int prompt, int drafter) {
+        resultsPanel_->setCurrentDrafter(drafter);
+        resultsPanel_->selectPrompt(prompt);
+    });
     connect(resultsPanel_, &ResultsPanel::loadModelsRequested, this, [this] {
         if (!results_) return;
         const int d = resultsPanel_->currentDrafter();
