@@ -319,25 +319,35 @@ private slots:
                     if (m.index(r, c).data(BlockAgreementModel::DiffersRole).toBool()) cells << qMakePair(r, c);
             return cells;
         };
-        // A: position 7 (A rejected t12, B accepted t99), 8 and 10 (A accepted, B's bonus).
-        QCOMPARE(marked(ma), (QList<QPair<int, int>>{{0, 2}, {1, 1}, {1, 3}}));
-        QCOMPARE(ma.differingCellCount(), 3);
-        // B: 7 (B accepted), 8 (B rejected t50, A accepted), 10 (B rejected t60), 11 (B accepted
-        // t23, A's bonus); B's step 2 position 12 lies past A's output: not marked.
-        QCOMPARE(marked(mb), (QList<QPair<int, int>>{{0, 2}, {0, 3}, {1, 2}, {2, 1}}));
+        // Only step 1 starts from the same anchor in both runs (position 5; A's step 2 starts at
+        // 7, B's at 8 and 10: other inputs). There A accepted 1 and B 2: they part at block
+        // position 2, A's rejection (t12) and B's accepted t99. Cells where B's differently
+        // placed blocks accepted or rejected (positions 8, 10, 11) are not marked: their
+        // inputs differ, so they say nothing the taus do not.
+        QCOMPARE(marked(ma), (QList<QPair<int, int>>{{0, 2}}));
+        QCOMPARE(ma.differingCellCount(), 1);
+        QCOMPARE(marked(mb), (QList<QPair<int, int>>{{0, 2}}));
+        QCOMPARE(partingPosition(handMadeRun(), handMadeRunB(), 0), 2);
+        QCOMPARE(partingPosition(handMadeRun(), handMadeRunB(), 1), 0);
         const QString tip = ma.index(0, 2).data(Qt::ToolTipRole).toString();
-        QVERIFY2(tip.contains("B (leak): accepted 't99' at its step 1") && tip.contains("[differs]"), qPrintable(tip));
+        QVERIFY2(tip.contains("B (leak): accepted 't99' at its step 1") && tip.contains("the drafters part here"), qPrintable(tip));
         QVERIFY(ma.index(1, 1).data(Qt::ToolTipRole).toString().contains("drafted 't50', rejected at its step 1"));
-        QVERIFY(!ma.index(0, 1).data(Qt::ToolTipRole).toString().contains("[differs]"));
-        // Both rejected with the same draft agree; with different drafts they differ.
+        QVERIFY(!ma.index(1, 1).data(Qt::ToolTipRole).toString().contains("part here"));
+        QVERIFY(!ma.index(0, 1).data(Qt::ToolTipRole).toString().contains("part here"));
+        // The same acceptance from the same anchor: no mark, whatever was drafted after the cut.
         auto b2 = handMadeRunB();
-        b2.steps[0].drafted = {11, 12, 13};  // B drafts A's rejected t12 at position 7...
-        b2.steps[0].acceptedCount = 1;       // ...and the target rejects it too
-        ma.setComparison(b2, "B");
-        QVERIFY(!ma.index(0, 2).data(BlockAgreementModel::DiffersRole).toBool());
         b2.steps[0].drafted = {11, 77, 13};
+        b2.steps[0].acceptedCount = 1;
         ma.setComparison(b2, "B");
-        QVERIFY(ma.index(0, 2).data(BlockAgreementModel::DiffersRole).toBool());
+        QCOMPARE(ma.differingCellCount(), 0);
+        // B accepting all three from the same anchor: they part at A's rejection, position 2.
+        b2.steps[0].acceptedCount = 3;
+        ma.setComparison(b2, "B");
+        QCOMPARE(marked(ma), (QList<QPair<int, int>>{{0, 2}}));
+        // A different committed prefix (sampling): not the same input, no mark.
+        b2.outputIds[2] = 77;
+        ma.setComparison(b2, "B");
+        QCOMPARE(ma.differingCellCount(), 0);
         ma.setComparison(RunResult{}, {});
         QCOMPARE(ma.differingCellCount(), 0);
         // The grid view's figure and step records carry the caption and the marks.

@@ -31,7 +31,7 @@ void BlockAgreementModel::setComparison(const RunResult& other, const QString& o
         for (std::size_t s = 0; s < run_.steps.size(); ++s) {
             differs_[s].assign(static_cast<std::size_t>(run_.blockSize), false);
             for (int j = 1; j < run_.blockSize; ++j)
-                differs_[s][static_cast<std::size_t>(j)] = cellDiffers(run_, otherDecided_, static_cast<int>(s), j);
+                differs_[s][static_cast<std::size_t>(j)] = cellDiffers(run_, other, static_cast<int>(s), j);
         }
     endResetModel();
 }
@@ -117,7 +117,9 @@ QVariant BlockAgreementModel::data(const QModelIndex& index, int role) const {
                         : o.drafted < 0 ? tr("\n%1: no draft here (bonus token of its step %2)").arg(otherName_).arg(o.step + 1)
                                         : tr("\n%1: drafted '%2', rejected at its step %3 (bonus token)")
                                               .arg(otherName_, displayPiece(piece(o.drafted))).arg(o.step + 1);
-                if (differs(index.row(), j)) other += tr("  [differs]");
+                if (differs(index.row(), j))
+                    other += tr("\n[the drafters part here: from the same anchor, one drafted the target's token and "
+                                "the other did not]");
             }
             return tr("Step %1, block position %2 (absolute %3): %4\n"
                       "drafted '%5' (id %6), drafter probability %7\n"

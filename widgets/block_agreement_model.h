@@ -33,7 +33,7 @@ public:
         TargetProbRole,                 ///< float, target's probability of the drafted token
         TargetRankRole,                 ///< int, rank of the target's token in the draft top-k, -1 if absent
         AbsolutePositionRole,           ///< qint64 absolute sequence position
-        DiffersRole,                    ///< bool, the compared drafter decided this cell's position differently
+        DiffersRole,                    ///< bool, the cell where this run and the compared one part from the same anchor (partingPosition())
     };
 
     explicit BlockAgreementModel(QObject* parent = nullptr);

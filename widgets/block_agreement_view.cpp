@@ -28,7 +28,7 @@ namespace draftscope {
 
 namespace {
 constexpr int kCellW = 78, kCellH = 20, kHeaderW = 120, kHeaderH = 20, kLegendH = 42, kCaptionH = 20;
-const QColor kDiffMark(0x8e, 0x24, 0xaa);  // cells the compared drafter decided differently
+const QColor kDiffMark(0x8e, 0x24, 0xaa);  // where the two drafters part from the same anchor
 
 /// Default cell painting plus a purple frame on cells marked DiffersRole.
 class DiffMarkDelegate : public QStyledItemDelegate {
@@ -186,8 +186,9 @@ void BlockAgreementView::updateSummary() {
                       "Green accepted, red first rejection, grey drafted after the cut.")
                        .arg(r.steps.size()).arg(r.tau, 0, 'f', 3);
     if (model_->hasComparison())  // the caption names the drafter and its tau
-        text = tr("Green accepted, red first rejection, grey after the cut. Purple frame: the other drafter "
-                  "decided this position differently (%1 cells).").arg(model_->differingCellCount());
+        text = tr("Green accepted, red first rejection, grey after the cut. Purple frame: where the two drafters "
+                  "part from the same anchor (one drafted the target's token, the other did not; %1 cells).")
+                   .arg(model_->differingCellCount());
     text += QLatin1Char(' ') + whitespaceLegend();
     summary_->setText(caption_.isEmpty() ? text : QStringLiteral("<b>%1</b><br/>%2").arg(caption_.toHtmlEscaped(), text));
 }
@@ -238,7 +239,7 @@ QSize BlockAgreementView::paintGrid(QPainter* p) const {
         p->setPen(QPen(kDiffMark, 2.5));
         p->drawRect(QRect(x, 4, 14, 14));
         p->setPen(Qt::black);
-        p->drawText(QRect(x + 18, 2, 160, 18), Qt::AlignVCenter | Qt::AlignLeft, tr("other drafter differs"));
+        p->drawText(QRect(x + 18, 2, 220, 18), Qt::AlignVCenter | Qt::AlignLeft, tr("drafters part (same anchor)"));
     }
     p->drawText(QRect(4, 21, size.width() - 8, 18), Qt::AlignVCenter | Qt::AlignLeft, whitespaceLegend());
     const int y0 = kLegendH;

@@ -1,5 +1,7 @@
 #include "drafter_comparison.h"
 
+#include <algorithm>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QObject>
@@ -57,15 +59,22 @@ QString nameOf(AcceptedBy o) {
     return {};
 }
 
-bool cellDiffers(const RunResult& run, const std::vector<DecidingDraft>& od, int step, int j) {
-    if (step < 0 || step >= static_cast<int>(run.steps.size()) || j < 1) return false;
+int partingPosition(const RunResult& run, const RunResult& other, int step) {
+    if (step < 0 || step >= static_cast<int>(run.steps.size())) return 0;
     const auto& st = run.steps[static_cast<std::size_t>(step)];
-    if (j > st.acceptedCount + 1 || j > static_cast<int>(st.drafted.size())) return false;
-    const auto pos = static_cast<std::size_t>(st.start + j);
-    if (pos >= od.size() || od[pos].step < 0) return false;
-    const bool accepted = j <= st.acceptedCount;
-    if (accepted != od[pos].accepted) return true;
-    return !accepted && od[pos].drafted != st.drafted[static_cast<std::size_t>(j - 1)];
+    const auto it = std::find_if(other.steps.begin(), other.steps.end(), [&](const VerifyStep& o) { return o.start == st.start; });
+    if (it == other.steps.end() || it->acceptedCount == st.acceptedCount) return 0;
+    // The same input: the committed tokens up to and including the anchor agree.
+    const auto upTo = static_cast<std::size_t>(st.start) + 1;
+    if (run.outputIds.size() < upTo || other.outputIds.size() < upTo ||
+        !std::equal(run.outputIds.begin(), run.outputIds.begin() + static_cast<std::ptrdiff_t>(upTo), other.outputIds.begin()))
+        return 0;
+    const int j = std::min(st.acceptedCount, it->acceptedCount) + 1;
+    return j < run.blockSize ? j : 0;
+}
+
+bool cellDiffers(const RunResult& run, const RunResult& other, int step, int j) {
+    return j >= 1 && j == partingPosition(run, other, step);
 }
 
 int chainStepCovering(const RunResult& run, std::int64_t position) {

@@ -43,12 +43,17 @@ QColor colorOf(AcceptedBy origin);
 /// "prompt", "A and B", "A only", "B only", "neither (bonus)".
 QString nameOf(AcceptedBy origin);
 
-/// True if cell (step, blockPosition) of `run`'s grid is in the committed range of the step
-/// (1 <= j <= acc + 1 and drafted) and the other run (its decidingDrafts()) decided that
-/// position differently: one accepted and the other not, or both rejected with different
-/// drafted tokens. Cells after the cut, the anchor and positions the other run did not
-/// reach are never marked.
-bool cellDiffers(const RunResult& run, const std::vector<DecidingDraft>& other, int step, int blockPosition);
+/// Where step `step` of `run` and the other run part from the same anchor: when `other` has a
+/// step with the same start and the same committed tokens up to and including its anchor
+/// (outputIds[0..start]), and the two accepted different counts acc != acc', the block
+/// position min(acc, acc') + 1 (the first the one drafter got right and the other wrong);
+/// else 0. Given the same input, this is where the drafters' decisions differ in effect,
+/// so it marks at most one cell per shared anchor (steps that start elsewhere never match:
+/// their inputs differ).
+int partingPosition(const RunResult& run, const RunResult& other, int step);
+
+/// True if cell (step, blockPosition) of `run`'s grid is partingPosition(run, other, step).
+bool cellDiffers(const RunResult& run, const RunResult& other, int step, int blockPosition);
 
 /// The step of `run` whose block covers absolute `position` (start <= position <
 /// start + acceptance length); the last step before it if none does; -1 for no steps.
