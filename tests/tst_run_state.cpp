@@ -23,16 +23,22 @@ private slots:
     }
 
     void runToTheEnd() {
-        RunState s;
+        qint64 now = 1000;  // the clock, in ms
+        RunState s([&now] { return now; });
         QCOMPARE(s.analysisStarted(3, {4, 8}), QString("analysis 3 started"));
         QCOMPARE(s.phase(), Phase::Running);
         QCOMPARE(s.captionNote(), QString(" (running: DDTree 4, 8 to come)"));
         QVERIFY(s.treeEmptyText().contains("budgets 4, 8 run after the chain run"));
-        QCOMPARE(s.runShown(3, "chain", false), QString());
+        // Every run that appears is logged with the time since the start.
+        now += 1234;
+        QCOMPARE(s.runShown(3, "chain", false), QString("analysis 3: chain done after 1.2 s"));
+        QCOMPARE(s.runShown(3, "chain", false), QString());  // shown again: nothing new
         QCOMPARE(s.progressLine(), QString("running; done: chain"));
-        QCOMPARE(s.runShown(3, "chain, DDTree 4", false), QString());
+        now += 11000;
+        QCOMPARE(s.runShown(3, "chain, DDTree 4", false), QString("analysis 3: DDTree 4 done after 12 s"));
         QCOMPARE(s.captionNote(), QString(" (running: DDTree 8 to come)"));
-        QCOMPARE(s.runShown(3, "chain, DDTree 4, DDTree 8", true), QString("analysis 3 finished: chain, DDTree 4, DDTree 8"));
+        now += 113000;
+        QCOMPARE(s.runShown(3, "chain, DDTree 4, DDTree 8", true), QString("analysis 3 finished in 2 min 5 s: chain, DDTree 4, DDTree 8"));
         QCOMPARE(s.phase(), Phase::Finished);
         QVERIFY(s.captionNote().isEmpty());
         QCOMPARE(s.progressLine(), QString("done: chain, DDTree 4, DDTree 8"));
@@ -45,10 +51,12 @@ private slots:
     void cancelKeepsWhatFinished() {
         // The caption no longer says runs are still running, the DDTree view says why it is
         // empty, and the Log names what was kept.
-        RunState s;
+        qint64 now = 0;
+        RunState s([&now] { return now; });
         s.analysisStarted(5, {4, 8});
         s.runShown(5, "chain", false);
-        QCOMPARE(s.cancelled(5), QString("analysis 5 cancelled; kept on screen: chain"));
+        now = 2500;
+        QCOMPARE(s.cancelled(5), QString("analysis 5 cancelled after 2.5 s; kept on screen: chain"));
         QCOMPARE(s.phase(), Phase::Cancelled);
         QCOMPARE(s.captionNote(), QString(" (cancelled: kept chain)"));
         QVERIFY(!s.captionNote().contains("running"));
@@ -57,7 +65,8 @@ private slots:
         QVERIFY(s.progressIsLive());  // the bar keeps the tokens the chain counted
         // Cancelled before anything finished.
         s.analysisStarted(6, {});
-        QCOMPARE(s.cancelled(6), QString("analysis 6 cancelled before its chain run finished; nothing kept"));
+        now = 2900;
+        QCOMPARE(s.cancelled(6), QString("analysis 6 cancelled after 0.4 s, before its chain run finished; nothing kept"));
         QCOMPARE(s.progressLine(), QString("cancelled (nothing finished)"));
         QVERIFY(s.treeEmptyText().contains("No DDTree runs in this analysis"));
     }
@@ -82,10 +91,12 @@ private slots:
     }
 
     void failedAnalysis() {
-        RunState s;
+        qint64 now = 0;
+        RunState s([&now] { return now; });
         s.analysisStarted(8, {16});
         s.runShown(8, "chain", false);
-        QCOMPARE(s.analysisFailed(8, "the tree outgrew the context\nmore"), QString("analysis 8 failed; kept on screen: chain"));
+        now = 61000;
+        QCOMPARE(s.analysisFailed(8, "the tree outgrew the context\nmore"), QString("analysis 8 failed after 61 s; kept on screen: chain"));
         QCOMPARE(s.progressLine(), QString("failed: the tree outgrew the context"));
         QCOMPARE(s.captionNote(), QString(" (failed after: chain)"));
         QVERIFY(s.treeEmptyText().contains("failed before its DDTree runs (budgets 16)"));

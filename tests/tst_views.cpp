@@ -22,6 +22,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardItemModel>
+#include <QHeaderView>
 #include <QScrollBar>
 #include <QTableView>
 #include <QImage>
@@ -249,6 +250,16 @@ private slots:
         auto* selBar = qobject_cast<QCPBars*>(plots.histogramPlot()->plottable(1));
         QVERIFY(selBar);
         QCOMPARE(selBar->data()->begin()->key, 2.0);
+        // A click on a step's row header selects that step at the position shown.
+        grid.resize(600, 300);
+        grid.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&grid));
+        auto* header = grid.table()->verticalHeader();
+        QTest::mouseClick(header->viewport(), Qt::LeftButton, {},
+                          QPoint(header->width() / 2, header->sectionViewportPosition(1) + header->sectionSize(1) / 2));
+        QCOMPARE(sel.step(), 1);
+        QCOMPARE(sel.position(), 3);
+        QCOMPARE(grid.table()->currentIndex(), grid.model()->index(1, 3));
     }
 
     void acceptancePlotData() {

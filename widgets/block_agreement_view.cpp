@@ -120,6 +120,17 @@ BlockAgreementView::BlockAgreementView(StepSelection* selection, QWidget* parent
                 if (cur.isValid()) selection_->select(cur.row(), cur.column());
             });
     connect(selection_, &StepSelection::changed, this, &BlockAgreementView::onSelectionChanged);
+    // A click on a step's row header selects that step, keeping the block position shown
+    // (the first drafted one when none is).
+    for (QTableView* t : {table_, frozen_}) {
+        t->verticalHeader()->setSectionsClickable(true);
+        t->verticalHeader()->setToolTip(tr("Click a step to select it in every view"));
+        connect(t->verticalHeader(), &QHeaderView::sectionClicked, this, [this](int row) {
+            if (row < 0 || row >= model_->rowCount()) return;
+            const int keep = selection_->position();
+            selection_->select(row, keep >= 0 && keep < model_->columnCount() ? keep : std::min(1, model_->columnCount() - 1));
+        });
+    }
     connect(model_, &QAbstractItemModel::modelReset, this, &BlockAgreementView::updateSummary);
     installExportMenu(table_, exportName(), [this](const QString& p, QString* e) { return exportFigure(p, e); }, model_);
 }

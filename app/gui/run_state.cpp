@@ -1,13 +1,32 @@
 #include "gui/run_state.h"
 
 #include <QCoreApplication>
+#include <QElapsedTimer>
 #include <QStringList>
+
+#include <memory>
 
 namespace draftscope {
 
 namespace {
 QString tr(const char* s) { return QCoreApplication::translate("RunState", s); }
 }  // namespace
+
+RunState::RunState(Clock clock) : clock_(std::move(clock)) {
+    if (!clock_) {
+        auto timer = std::make_shared<QElapsedTimer>();
+        timer->start();
+        clock_ = [timer] { return timer->elapsed(); };
+    }
+}
+
+QString RunState::durationText(qint64 ms) {
+    if (ms < 0) ms = 0;
+    if (ms < 10000) return tr("%1 s").arg(static_cast<double>(ms) / 1000.0, 0, 'f', 1);
+    const qint64 s = (ms + 500) / 1000;
+    if (s < 90) return tr("%1 s").arg(s);
+    return tr("%1 min %2 s").arg(s / 60).arg(s % 60);
+}
 
 QString RunState::budgetsText() const {
     QStringList b;
@@ -24,30 +43,39 @@ QString RunState::analysisStarted(quint64 id, const std::vector<int>& budgets) {
     recorded_.clear();
     treesShown_ = 0;
     stale_ = false;
+    startedMs_ = clock_();
     return tr("analysis %1 started").arg(id);
 }
 
 QString RunState::runShown(quint64 id, const QString& runs, bool complete) {
     if (id != id_ || (phase_ != Phase::Running && phase_ != Phase::Finished)) return {};
+    if (phase_ == Phase::Finished) {  // shown again (e.g. its attention arrived): nothing new
+        runs_ = runs;
+        return {};
+    }
+    // The runs new since the last event ("chain", then "DDTree 4", ...).
+    QStringList added = runs.split(QStringLiteral(", "), Qt::SkipEmptyParts);
+    for (const QString& old : runs_.split(QStringLiteral(", "), Qt::SkipEmptyParts)) added.removeOne(old);
     runs_ = runs;
     treesShown_ = static_cast<int>(runs.count(QStringLiteral("DDTree")));
-    if (!complete) return {};
+    if (!complete)
+        return added.isEmpty() ? QString() : tr("analysis %1: %2 done after %3").arg(id).arg(added.join(", "), elapsed());
     phase_ = Phase::Finished;
-    return tr("analysis %1 finished: %2").arg(id).arg(runs);
+    return tr("analysis %1 finished in %2: %3").arg(id).arg(elapsed(), runs);
 }
 
 QString RunState::cancelled(quint64 id) {
     if (id != id_ || phase_ != Phase::Running) return tr("analysis %1 cancelled").arg(id);
     phase_ = Phase::Cancelled;
-    return runs_.isEmpty() ? tr("analysis %1 cancelled before its chain run finished; nothing kept").arg(id)
-                           : tr("analysis %1 cancelled; kept on screen: %2").arg(id).arg(runs_);
+    return runs_.isEmpty() ? tr("analysis %1 cancelled after %2, before its chain run finished; nothing kept").arg(id).arg(elapsed())
+                           : tr("analysis %1 cancelled after %2; kept on screen: %3").arg(id).arg(elapsed(), runs_);
 }
 
 QString RunState::analysisFailed(quint64 id, const QString& message) {
     if (id != id_ || phase_ != Phase::Running) return {};
     phase_ = Phase::Failed;
     failure_ = message;
-    return runs_.isEmpty() ? QString() : tr("analysis %1 failed; kept on screen: %2").arg(id).arg(runs_);
+    return runs_.isEmpty() ? QString() : tr("analysis %1 failed after %2; kept on screen: %3").arg(id).arg(elapsed(), runs_);
 }
 
 QString RunState::recordedShown(const QString& file, const QString& prompt, const QString& runs) {
