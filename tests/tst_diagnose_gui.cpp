@@ -15,6 +15,7 @@
 #include "mask_view.h"
 #include "hidden_stats_view.h"
 #include "probe_tau_plot.h"
+#include "step_selection.h"
 #include "target_loads_view.h"
 #include "test_support.h"
 
@@ -204,6 +205,30 @@ private slots:
             QCOMPARE(viewForFinding(id), FindingView::BlockGrid);
         for (const char* id : {"fc-width", "load-failed", "tapped", "context"})
             QCOMPARE(viewForFinding(id), FindingView::None);
+
+        // What to select: drafter-swa's layout (layer 0 sliding 24 causal, layer 1 full
+        // bidirectional), taps [1, 3, 5].
+        DrafterDiagnosis d;
+        d.summary.layout = {{true, 24}, {false, std::nullopt}};
+        d.summary.targetLayerIds = {1, 3, 5};
+        ConventionProbe window = probe("window", "layer 1 sliding 24", 2.0, 2.6, 0.2, 0.8, true);
+        window.convention.window = {{}, {ProbeConvention::Window::Kind::Given, 24}};
+        ConventionProbe causal = probe("block-causal", "layer 1 causal", 2.0, 2.5, 0.1, 0.7, true);
+        causal.convention.blockAttention = {ProbeConvention::BlockAttention::Declared, ProbeConvention::BlockAttention::Causal};
+        ConventionProbe quiet = probe("block-causal", "layer 0 bidirectional", 2.0, 1.9, -0.2, 0.0, false);
+        quiet.convention.blockAttention = {ProbeConvention::BlockAttention::Bidirectional};
+        d.conventionProbes = {window, quiet, causal};
+        auto target = [&](const char* id) { return findingTarget(d, finding(id, Severity::Error, "", {})); };
+        QCOMPARE(target("convention-window").layer, 1);        // the layer its probe changed
+        QCOMPARE(target("convention-block-causal").layer, 1);  // the probe that raised it, not the quiet one
+        QCOMPARE(target("sliding-window-dropped").layer, 0);   // the first sliding layer
+        QCOMPARE(target("convention-window").view, FindingView::Masks);
+        QCOMPARE(target("convention-tap-offset").tappedLayer, std::int64_t(1));
+        QCOMPARE(target("tapped-last-layer").tappedLayer, std::int64_t(5));
+        QVERIFY(target("label-shift").firstRejectedStep);
+        QVERIFY(!target("context-leak").firstRejectedStep);
+        QCOMPARE(target("context-leak").view, FindingView::MaskDiff);
+        QCOMPARE(target("fc-width").view, FindingView::None);
     }
 
     void probeTauPlotData() {
@@ -400,14 +425,29 @@ private slots:
         QCOMPARE(after->comparison->drafter.directory, drafterDir("drafter-label-shift"));
 
         // Links from a finding to its view.
-        w.showFindingView(FindingView::Masks, 0);
+        w.showFindingView({FindingView::Masks}, 0);
         QTRY_VERIFY(isFrontTab(w, "Masks"));
-        w.showFindingView(FindingView::HiddenStates, 1);
+        w.showFindingView({FindingView::HiddenStates}, 1);
         QTRY_VERIFY(isFrontTab(w, "Hidden states"));
         QVERIFY(!isFrontTab(w, "Masks"));  // the same tab group
         QCOMPARE(w.detailDrafter(), 1);       // B's finding: the detail views follow B
-        w.showFindingView(FindingView::BlockGrid, 0);
+        w.showFindingView({FindingView::BlockGrid}, 0);
         QVERIFY(w.statusBar()->currentMessage().startsWith("block grid"));
+        // With the first place the bug shows selected: B's first step that rejected its first draft.
+        FindingTarget grid{FindingView::BlockGrid};
+        grid.firstRejectedStep = true;
+        w.showFindingView(grid, 1);
+        int firstRejected = 0;
+        QVERIFY(w.lastResult() && w.lastResult()->comparison);
+        const RunResult& runB = w.lastResult()->comparison->run;
+        for (std::size_t st = 0; st < runB.steps.size(); ++st)
+            if (runB.steps[st].acceptedCount == 0) {
+                firstRejected = static_cast<int>(st);
+                break;
+            }
+        QCOMPARE(w.selectionB()->step(), firstRejected);
+        QVERIFY2(w.statusBar()->currentMessage().contains(QString("step %1").arg(firstRejected + 1)),
+                 qPrintable(w.statusBar()->currentMessage()));
         QVERIFY(!panel->showFindingAt(findings));  // outside the table
     }
 

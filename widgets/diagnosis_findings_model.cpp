@@ -19,6 +19,41 @@ FindingView viewForFinding(const std::string& id) {
     return FindingView::None;
 }
 
+FindingTarget findingTarget(const DrafterDiagnosis& d, const Finding& f) {
+    FindingTarget t;
+    t.view = viewForFinding(f.id);
+    const auto& layout = d.summary.layout;
+    switch (t.view) {
+        case FindingView::Masks: {
+            // A convention finding: the first layer its probe's alternative changes.
+            const std::string family = f.id.rfind("convention-", 0) == 0 ? f.id.substr(11) : std::string();
+            for (const auto& p : d.conventionProbes) {
+                if (family.empty() || p.family != family || !p.finding) continue;
+                const auto& c = p.convention;
+                const std::size_t n = std::max(c.blockAttention.size(), c.window.size());
+                for (std::size_t i = 0; i < n && t.layer < 0; ++i)
+                    if ((i < c.blockAttention.size() && c.blockAttention[i] != ProbeConvention::BlockAttention::Declared) ||
+                        (i < c.window.size() && c.window[i].kind != ProbeConvention::Window::Kind::Declared))
+                        t.layer = static_cast<int>(i);
+                if (t.layer >= 0) break;
+            }
+            // A configuration check about windows: the first sliding-window layer.
+            if (t.layer < 0)
+                for (std::size_t i = 0; i < layout.size() && t.layer < 0; ++i)
+                    if (layout[i].window) t.layer = static_cast<int>(i);
+            break;
+        }
+        case FindingView::HiddenStates: {
+            const auto& ids = d.summary.targetLayerIds;
+            if (!ids.empty()) t.tappedLayer = f.id == "tapped-last-layer" ? ids.back() : ids.front();
+            break;
+        }
+        case FindingView::BlockGrid: t.firstRejectedStep = true; break;
+        default: break;
+    }
+    return t;
+}
+
 QString evidenceText(const Finding& finding) {
     QStringList parts;
     for (const auto& [name, value] : finding.evidence)

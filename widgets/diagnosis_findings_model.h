@@ -30,6 +30,25 @@ enum class FindingView {
 /// num-target-layers-mismatch, load-failed, probe-skipped) -> None.
 FindingView viewForFinding(const std::string& id);
 
+/// Where a finding's view should open: the view, and what to select in it.
+struct FindingTarget {
+    FindingView view = FindingView::None;
+    /// Masks: the drafter layer the finding is about (the first layer whose causality or
+    /// window the raising convention probe changes; for the configuration checks the first
+    /// sliding-window layer); -1 keeps the selection.
+    int layer = -1;
+    /// HiddenStates: the tapped target layer id whose series to show (the last tapped layer
+    /// for tapped-last-layer, else the first); -1 keeps the selection.
+    std::int64_t tappedLayer = -1;
+    /// BlockGrid: select the first verify step that rejected its first drafted token (the
+    /// first place the bug shows), else the first step.
+    bool firstRejectedStep = false;
+};
+
+/// The view of `finding` (viewForFinding()) and what to select in it, from the drafter's
+/// diagnosis `d` (its convention probes and its summary's layout and tapped layers).
+FindingTarget findingTarget(const DrafterDiagnosis& d, const Finding& finding);
+
 /// "evidence name=value, ..." with values to 4 significant digits (as draftscope-cli diagnose prints them).
 QString evidenceText(const Finding& finding);
 

@@ -375,10 +375,13 @@ void DiagnosePanel::showResult(const DiagnoseResultPtr& result) {
 
 bool DiagnosePanel::showFindingAt(int row) {
     if (row < 0 || row >= findings_->rowCount() || !result_ || stale_) return false;
-    const FindingView view = viewForFinding(findings_->findingAt(row).id);
-    if (view == FindingView::None) return false;
+    const Finding& f = findings_->findingAt(row);
     const int d = findings_->drafterOf(row);
-    emit showFinding(view, static_cast<std::size_t>(d) < result_->which.size() ? result_->which[static_cast<std::size_t>(d)] : 0);
+    const auto di = static_cast<std::size_t>(d);
+    const FindingTarget target = di < result_->report.drafters.size() ? findingTarget(result_->report.drafters[di], f)
+                                                                       : FindingTarget{viewForFinding(f.id)};
+    if (target.view == FindingView::None) return false;
+    emit showFinding(target, di < result_->which.size() ? result_->which[di] : 0);
     return true;
 }
 

@@ -80,7 +80,8 @@ public:
 
 signals:
     /// Open `view` for drafter `drafter` (0 = A, 1 = B).
-    void showFinding(draftscope::FindingView view, int drafter);
+    /// Show the view of a finding of drafter `drafter` (0 = A, 1 = B), with what to select in it.
+    void showFinding(const draftscope::FindingTarget& target, int drafter);
     void logLine(const QString& line);
 
 private:

@@ -38,6 +38,7 @@ class TargetLoadsPanel;
 class TrainingRunView;
 class TrainingRunWatcher;
 enum class FindingView;
+struct FindingTarget;
 class OutputStripView;
 class PromptPanel;
 class ResultsAggregatePlots;
@@ -106,7 +107,7 @@ public:
     /// Brings up the view that shows a finding: the Masks tab, the Hidden states tab or the
     /// block grid (B's when `drafter` is 1 and the run on screen compares; the detail views
     /// then follow B too).
-    void showFindingView(draftscope::FindingView view, int drafter);
+    void showFindingView(const draftscope::FindingTarget& target, int drafter);
 
     // Results files (draftscope-cli eval --out): recorded runs shown without models.
     ResultsPanel* resultsPanel() const { return resultsPanel_; }

@@ -11,7 +11,10 @@
 #include "gui/prompt_panel.h"
 #include "gui/target_loads_panel.h"
 #include "gui/workbench.h"
+#include "hidden_stats_model.h"
+#include "hidden_stats_view.h"
 #include "mask_view.h"
+#include "step_selection.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -70,7 +73,8 @@ void MainWindow::openTargetLoads() {
     dock("targetLoadsDock")->raise();
 }
 
-void MainWindow::showFindingView(FindingView view, int drafter) {
+void MainWindow::showFindingView(const FindingTarget& target, int drafter) {
+    const FindingView view = target.view;
     if (view == FindingView::None) return;
     if (isViewMaximised()) toggleMaximisedView();  // the view must be visible
     const bool b = drafter == 1 && isComparing();
@@ -94,10 +98,40 @@ void MainWindow::showFindingView(FindingView view, int drafter) {
         d->show();
         d->raise();
         name = d->windowTitle();
+        if (view == FindingView::Masks && target.layer >= 0) {
+            workbench_->maskView()->setMode(MaskView::Mode::Inference);
+            workbench_->maskView()->setDiffEnabled(false);
+            workbench_->maskView()->setSelectedLayer(target.layer);
+            name += tr(", drafter layer %1").arg(target.layer);
+        }
+        if (view == FindingView::HiddenStates && target.tappedLayer >= 0) {
+            auto* hs = workbench_->statsView();
+            const auto& series = hs->model()->stats().series;
+            for (std::size_t i = 0; i < series.size(); ++i)
+                if (series[i].layerId == target.tappedLayer) {
+                    hs->setHistogramSeries(static_cast<int>(i));
+                    name += tr(", tapped layer %1").arg(target.tappedLayer);
+                    break;
+                }
+        }
     } else {
-        QWidget* grid = b ? static_cast<QWidget*>(blockAgreementViewB()) : static_cast<QWidget*>(blockAgreementView());
+        BlockAgreementView* grid = b ? blockAgreementViewB() : blockAgreementView();
         grid->setFocus(Qt::OtherFocusReason);
         name = tr("block grid");
+        const RunBundlePtr& shown = workbench_->shown();
+        if (target.firstRejectedStep && shown) {
+            const RunResult& run = b && shown->comparison ? shown->comparison->run : shown->run;
+            int step = run.steps.empty() ? -1 : 0;
+            for (std::size_t s = 0; s < run.steps.size(); ++s)
+                if (run.steps[s].acceptedCount == 0) {
+                    step = static_cast<int>(s);
+                    break;
+                }
+            if (step >= 0) {
+                (b ? selectionB() : selection())->select(step, 1);
+                name += tr(", step %1").arg(step + 1);
+            }
+        }
     }
     const QString who = drafter == 1 ? tr("drafter B") : tr("drafter A");
     statusBar()->showMessage(lastResult() ? tr("%1 view (%2)").arg(name, isComparing() ? who : tr("drafter A"))
