@@ -19,6 +19,7 @@
 #include "gui/loaded_models.h"
 #include "gui/main_window.h"
 #include "gui/run_state.h"
+#include "gui/shortcuts_dialog.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "hidden_stats_view.h"
@@ -39,7 +40,13 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProgressBar>
+#include <QMenuBar>
+#include <QMenu>
+#include <QAction>
 #include <QRegularExpression>
+
+#include <functional>
+#include <memory>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QStatusBar>
@@ -562,6 +569,76 @@ private slots:
         QVERIFY(w.logText().contains("choose a target and a drafter"));
         QTest::qWait(200);
         QCOMPARE(started.count(), 0);
+    }
+
+    void deviceFieldsAreCheckedAsTyped() {
+        MainWindow w(false);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* panel = w.modelPanel();
+        auto* device = panel->findChild<QComboBox*>("device");
+        auto* memory = panel->findChild<QLineEdit*>("gpuMemory");
+        auto* error = panel->findChild<QLabel*>("loadSettingsError");
+        QVERIFY(device && memory && error);
+        QVERIFY(panel->settingsError().isEmpty());
+        QVERIFY(!error->isVisible());
+        device->setCurrentText("cuda:x");
+        QVERIFY2(panel->settingsError().startsWith("Device: expected") && panel->settingsError().contains("cuda:x"),
+                 qPrintable(panel->settingsError()));
+        QVERIFY(error->isVisible());
+        QCOMPARE(error->text(), panel->settingsError());
+        QVERIFY(device->styleSheet().contains("#b00020"));
+        device->setCurrentText("cpu,cpu");
+        memory->setText("40GiB");  // one limit for two devices
+        QVERIFY2(panel->settingsError().startsWith("GPU memory") || panel->settingsError().contains("memory"),
+                 qPrintable(panel->settingsError()));
+        QVERIFY(!device->styleSheet().contains("#b00020"));
+        memory->setText("40 parsecs");
+        QVERIFY2(panel->settingsError().contains("parsecs"), qPrintable(panel->settingsError()));
+        QVERIFY(memory->styleSheet().contains("#b00020"));
+        memory->setText("40GiB, 40GiB");
+        QVERIFY2(panel->settingsError().isEmpty(), qPrintable(panel->settingsError()));
+        QVERIFY(!error->isVisible());
+        QVERIFY(memory->styleSheet().isEmpty());
+    }
+
+    void shortcutsListWhatTheKeysDo() {
+        MainWindow w(false);
+        std::unique_ptr<QStandardItemModel> m(shortcutsModel(w.menuBar(), nullptr));
+        QStringList rows;
+        for (int r = 0; r < m->rowCount(); ++r) rows << m->item(r, 0)->text() + " = " + m->item(r, 2)->text();
+        const QString all = rows.join('\n');
+        // Read from the menus: every action with a shortcut, under its menu path.
+        QVERIFY2(all.contains("Run > Run prompt = " + QKeySequence(Qt::CTRL | Qt::Key_R).toString(QKeySequence::NativeText)),
+                 qPrintable(all));
+        QVERIFY2(all.contains("File > Open Results... = " + QKeySequence(QKeySequence::Open).toString(QKeySequence::NativeText)),
+                 qPrintable(all));
+        QVERIFY2(all.contains("File > Export all figures and tables... = " +
+                              QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E).toString(QKeySequence::NativeText)),
+                 qPrintable(all));
+        QVERIFY(all.contains("Help > Keyboard shortcuts"));
+        QVERIFY(!all.contains("&"));
+        int actions = 0;  // every menu action with a shortcut is listed once
+        std::function<void(const QMenu*)> count = [&](const QMenu* menu) {
+            for (QAction* a : menu->actions())
+                if (a->menu()) count(a->menu());
+                else if (!a->shortcuts().isEmpty()) ++actions;
+        };
+        for (QAction* a : w.menuBar()->actions())
+            if (a->menu()) count(a->menu());
+        QVERIFY(actions >= 6);
+        QCOMPARE(static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const QString& r) { return r.contains(" > "); })),
+                 actions);
+        // The views' gestures follow.
+        QVERIFY(all.contains("double-click its title bar"));
+        // Help > Keyboard shortcuts opens the dialog.
+        auto* action = w.findChild<QAction*>("shortcutsAction");
+        QVERIFY(action);
+        action->trigger();
+        auto* dialog = w.findChild<ShortcutsDialog*>("shortcutsDialog");
+        QVERIFY(dialog && dialog->isVisible());
+        QCOMPARE(dialog->model()->rowCount(), m->rowCount());
+        dialog->close();
     }
 
     void ddtreeBudgetParsing() {

@@ -15,6 +15,7 @@
 #include "gui/results_panel.h"
 #include "output_strip_view.h"
 #include "results_aggregate_plots.h"
+#include "gui/recorded_results.h"
 #include "step_selection.h"
 #include "gui_test_support.h"
 #include "test_support.h"
@@ -30,6 +31,9 @@
 #include <QTabBar>
 #include <QProcess>
 #include <QPushButton>
+#include <QMenu>
+#include <QFileInfo>
+#include <QAction>
 #include <QSignalSpy>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -38,6 +42,8 @@
 #include <QUrl>
 #include <QtTest>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 
 using namespace draftscope;
@@ -450,6 +456,54 @@ private slots:
         QCOMPARE(w.resultsPanel()->currentPrompt(), best);
         QCOMPARE(w.resultsPanel()->currentDrafter(), 1);
         QCOMPARE(w.lastResult()->run.tau, file_.prompts[static_cast<std::size_t>(best)].drafters[1].run.tau);
+    }
+
+    void searchFiltersTheTableAndRecentFilesReopen() {
+        QSettings().remove("recent/results");
+        MainWindow w(false);
+        QString err;
+        QVERIFY(w.openResultsFileNow(path_, &err));
+        auto* panel = w.resultsPanel();
+        // Search by id (any case): one row; by a word of the prompt text: the prompts that hold it.
+        const QString id1 = QString::fromStdString(file_.prompts[1].id);
+        panel->setSearchText(id1.toUpper());
+        QCOMPARE(panel->promptOrder(), (std::vector<std::size_t>{1}));
+        std::vector<std::size_t> withWord;
+        const std::string word = "fib";
+        for (std::size_t i = 0; i < file_.prompts.size(); ++i) {
+            std::string t = file_.prompts[i].id + "\n" + file_.prompts[i].prompt.text;
+            std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+            if (t.find(word) != std::string::npos) withWord.push_back(i);
+        }
+        panel->setSearchText("FIB");
+        auto order = panel->promptOrder();
+        std::sort(order.begin(), order.end());
+        QCOMPARE(order, withWord);
+        panel->setSearchText("no prompt says this");
+        QVERIFY(panel->promptOrder().empty());
+        // Asking for a prompt the search hides shows every prompt again.
+        panel->selectPrompt(2);
+        QCOMPARE(panel->searchText(), QString());
+        QCOMPARE(panel->currentPrompt(), 2);
+        QCOMPARE(panel->promptOrder().size(), std::size_t(3));
+        // File > Open Recent Results lists it; a file moved away shows as missing.
+        QCOMPARE(w.recentResultsFiles(), QStringList{QFileInfo(path_).absoluteFilePath()});
+        const QString gone = tmp_.filePath("gone.dsresults");
+        QFile::copy(path_, gone);
+        QVERIFY(w.openResultsFileNow(gone, &err));
+        QFile::remove(gone);
+        QCOMPARE(w.recentResultsFiles(), (QStringList{QFileInfo(gone).absoluteFilePath(), QFileInfo(path_).absoluteFilePath()}));
+        QMenu* recent = w.recentResultsMenu();
+        emit recent->aboutToShow();
+        const auto actions = recent->actions();
+        QVERIFY(actions.size() >= 2);
+        QVERIFY2(actions[0]->text().contains("gone.dsresults (missing)") && !actions[0]->isEnabled(), qPrintable(actions[0]->text()));
+        QVERIFY(actions[1]->text().contains("R.dsresults") && actions[1]->isEnabled());
+        QSignalSpy read(w.findChild<ResultsReader*>(), &ResultsReader::finished);
+        actions[1]->trigger();  // reads in the background, as File > Open Results does
+        QVERIFY(waitForSignal(read, 60000));
+        QVERIFY(w.windowTitle().contains("R.dsresults"));
+        QSettings().remove("recent/results");
     }
 
     void noBudgetsMessageFitsTheNarrowestPlot() {

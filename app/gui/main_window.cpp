@@ -20,6 +20,7 @@
 #include "draftscope/safetensors.h"
 #include "gui/inspector_dialog.h"
 #include "gui/model_session.h"
+#include "gui/shortcuts_dialog.h"
 #include "gui/model_panel.h"
 #include "gui/prompt_panel.h"
 #include "gui/results_panel.h"
@@ -432,7 +433,7 @@ void MainWindow::createMenus() {
         }
     });
     file->addSeparator();
-    file->addAction(tr("&Export all figures and tables..."), this, [this] {
+    auto* exportAll = file->addAction(tr("&Export all figures and tables..."), this, [this] {
         const QString d = QFileDialog::getExistingDirectory(this, tr("Export into directory"), lastDialogDir("export"));
         if (d.isEmpty()) return;
         rememberDialogPath("export", d);
@@ -441,6 +442,10 @@ void MainWindow::createMenus() {
         if (!err.isEmpty()) reportError("export", err);
         else log(tr("exported %1 files to %2").arg(written.size()).arg(d));
     });
+    exportAll->setObjectName("exportAllAction");
+    exportAll->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_E));
+    exportAll->setToolTip(tr("Every figure (PNG, SVG, PDF) and table (CSV, JSON) of the views that show something, "
+                             "into one directory"));
     file->addAction(tr("Export run as &JSON..."), this, [this] {
         const RunBundlePtr shown = workbench_->shown();
         if (!shown) return;
@@ -485,6 +490,13 @@ void MainWindow::createMenus() {
     inspectAction->setObjectName("inspectCheckpointAction");
     addToolActions(tools);
     auto* help = menuBar()->addMenu(tr("&Help"));
+    auto* keys = help->addAction(tr("&Keyboard shortcuts"), this, [this] {
+        auto* d = new ShortcutsDialog(menuBar(), this);
+        d->setAttribute(Qt::WA_DeleteOnClose);
+        d->show();
+    });
+    keys->setObjectName("shortcutsAction");
+    keys->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About draftscope"), this, [this] {
         QMessageBox::about(this, tr("About draftscope"),
                            tr("draftscope %1: see what a speculative-decoding drafter drafts, where the target "

@@ -118,6 +118,11 @@ public:
     /// Reads `path` on the calling thread and shows it; for --export-figures and tests.
     /// Returns false and sets *error (the reader's message, also reported) on failure.
     bool openResultsFileNow(const QString& path, QString* error);
+    /// File > Open Recent Results: the results files opened last, newest first (absolute
+    /// paths; at most kRecentResults).
+    QStringList recentResultsFiles() const;
+    static constexpr int kRecentResults = 8;
+    QMenu* recentResultsMenu() const { return recentResultsMenu_; }
     /// Shows prompt `prompt` (index into results()->prompts) of the open file with drafter
     /// `drafter` in every view, as a finished analysis.
     void showRecordedPrompt(int prompt, int drafter);
@@ -187,6 +192,8 @@ private:
     // Results files (main_window_results.cpp).
     void setupResults();
     void addResultsActions(QMenu* file);
+    void fillRecentResultsMenu();
+    void rememberRecentResults(const QString& path);
     void showResultsFile(const QString& path, const ResultsFilePtr& results, const QString& error);
     /// Remembers the loaded directories and shows the recorded prompt on screen again.
     void noteLoadedForResults(const ModelsLoaded& loaded);
@@ -207,6 +214,7 @@ private:
     QToolBar* compareBar_ = nullptr;
     QPlainTextEdit* log_;
     QMenu* viewMenu_ = nullptr;
+    QMenu* recentResultsMenu_ = nullptr;
     ModelSession* models_;  ///< what is loaded and what is loading
     /// The views follow the newest live analysis (false while they show a recorded prompt).
     bool followsLive_ = true;

@@ -15,6 +15,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QSettings>
 #include <QMenu>
 #include <QStatusBar>
 
@@ -75,6 +76,46 @@ void MainWindow::addResultsActions(QMenu* file) {
     open->setShortcut(QKeySequence::Open);
     open->setObjectName("openResultsAction");
     open->setToolTip(tr("Open a results file written by draftscope-cli eval --out (no models or GPU needed)"));
+    // The results files opened last, newest first (rebuilt each time it opens: a file moved
+    // away since shows as missing).
+    recentResultsMenu_ = file->addMenu(tr("Open Re&cent Results"));
+    recentResultsMenu_->setObjectName("recentResultsMenu");
+    connect(recentResultsMenu_, &QMenu::aboutToShow, this, &MainWindow::fillRecentResultsMenu);
+    fillRecentResultsMenu();
+}
+
+QStringList MainWindow::recentResultsFiles() const { return QSettings().value("recent/results").toStringList(); }
+
+void MainWindow::fillRecentResultsMenu() {
+    recentResultsMenu_->clear();
+    const QStringList files = recentResultsFiles();
+    for (int i = 0; i < files.size(); ++i) {
+        const QString& path = files[i];
+        const bool there = QFileInfo(path).isFile();
+        auto* a = recentResultsMenu_->addAction(tr("&%1 %2%3").arg(i + 1).arg(QFileInfo(path).fileName(),
+                                                                          there ? QString() : tr(" (missing)")),
+                                                this, [this, path] { openResultsFile(path); });
+        a->setToolTip(path);
+        a->setStatusTip(path);
+        a->setEnabled(there);
+    }
+    if (files.isEmpty()) recentResultsMenu_->addAction(tr("(none yet)"))->setEnabled(false);
+    recentResultsMenu_->addSeparator();
+    auto* clear = recentResultsMenu_->addAction(tr("Clear the list"), this, [this] {
+        QSettings().remove("recent/results");
+        fillRecentResultsMenu();
+    });
+    clear->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::rememberRecentResults(const QString& path) {
+    const QString abs = QFileInfo(path).absoluteFilePath();
+    QStringList files = recentResultsFiles();
+    files.removeAll(abs);
+    files.prepend(abs);
+    while (files.size() > kRecentResults) files.removeLast();
+    QSettings().setValue("recent/results", files);
+    if (recentResultsMenu_) fillRecentResultsMenu();
 }
 
 void MainWindow::openResultsFile(const QString& path) {
@@ -100,6 +141,7 @@ void MainWindow::showResultsFile(const QString& path, const ResultsFilePtr& r, c
     results_ = r;
     resultsPath_ = path;
     rememberDialogPath("results", path);  // the next Open Results dialog starts here
+    rememberRecentResults(path);
     QStringList names;
     for (int d = 0; d < static_cast<int>(r->drafters.size()); ++d) names << recordedDrafterLabel(*r, d);
     log(tr("opened results file %1: %2 prompts, target %3, drafters %4 (%5, %6)")

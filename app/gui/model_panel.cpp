@@ -1,4 +1,5 @@
 #include "gui/model_panel.h"
+#include "draftscope/settings_validation.h"
 
 #include <algorithm>
 #include "gui/dialog_dirs.h"
@@ -135,6 +136,12 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
     form->addRow(tr("Device"), device_);
     form->addRow(tr("GPU memory"), gpuMemory_);
     form->addRow(tr("Dtype"), dtype_);
+    settingsError_ = new QLabel(this);
+    settingsError_->setObjectName("loadSettingsError");
+    settingsError_->setStyleSheet("color: #b00020");
+    settingsError_->setWordWrap(true);
+    settingsError_->setVisible(false);
+    form->addRow(settingsError_);
     form->addRow(load_);
     form->addRow(changed_);
     form->addRow(status_);
@@ -143,6 +150,42 @@ ModelPanel::ModelPanel(QWidget* parent) : QWidget(parent) {
         connect(c, &QComboBox::currentTextChanged, this, &ModelPanel::updateChangedState);
     connect(gpuMemory_, &QLineEdit::textChanged, this, &ModelPanel::updateChangedState);
     connect(compare_, &QCheckBox::toggled, this, &ModelPanel::updateChangedState);
+    // The device fields are checked as they are typed, by the engine's own rules.
+    for (auto* c : {device_, dtype_}) connect(c, &QComboBox::currentTextChanged, this, &ModelPanel::updateSettingsError);
+    connect(gpuMemory_, &QLineEdit::textChanged, this, &ModelPanel::updateSettingsError);
+}
+
+QString ModelPanel::settingsError() const {
+    const ModelRequest r = request();
+    try {
+        LoadOptions opt;
+        opt.device = r.device.toStdString();
+        opt.dtype = r.dtype.toStdString();
+        if (!r.gpuMemory.isEmpty()) opt.deviceMemory = parseMemoryLimits(r.gpuMemory.toStdString());
+        validate(opt);
+    } catch (const InvalidSetting& e) {
+        const QString field = e.option() == "device" ? tr("Device") : e.option() == "gpu-memory" ? tr("GPU memory")
+                              : e.option() == "dtype"  ? tr("Dtype")
+                                                       : QString::fromStdString(e.option());
+        return tr("%1: expected %2, found %3")
+            .arg(field, QString::fromStdString(e.expected()), QString::fromStdString(e.found()));
+    } catch (const std::exception& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
+}
+
+void ModelPanel::updateSettingsError() {
+    const QString err = settingsError();
+    settingsError_->setText(err);
+    settingsError_->setToolTip(err);
+    settingsError_->setVisible(!err.isEmpty());
+    for (QWidget* w : {static_cast<QWidget*>(device_), static_cast<QWidget*>(gpuMemory_)}) {
+        const bool bad = !err.isEmpty() && ((w == device_ && err.startsWith(tr("Device"))) ||
+                                            (w == gpuMemory_ && err.startsWith(tr("GPU memory"))));
+        w->setStyleSheet(bad ? QStringLiteral("border: 1px solid #b00020") : QString());
+    }
+    askWrappedHeight(settingsError_);
 }
 
 void ModelPanel::setLoaded(const ModelRequest& loaded) {

@@ -41,11 +41,18 @@ public:
     /// setLoaded().
     bool differsFromLoaded() const;
 
+    /// What is wrong with the Device, GPU memory and Dtype fields, checked as the engine
+    /// checks a load (validate(LoadOptions), parseMemoryLimits): "Device: expected ..., found
+    /// 'cuda:x'"; empty when they are valid. Shown under the fields as they are typed.
+    QString settingsError() const;
+
 signals:
     void loadRequested(const draftscope::ModelRequest& request);
 
 private:
     void updateChangedState();
+    void updateSettingsError();
+    QLabel* settingsError_ = nullptr;
     QComboBox* target_;
     QComboBox* drafter_;
     QCheckBox* compare_;

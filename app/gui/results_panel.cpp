@@ -9,6 +9,7 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QStandardItemModel>
@@ -22,6 +23,7 @@ namespace draftscope {
 namespace {
 constexpr int kSortRole = Qt::UserRole + 1;
 constexpr int kPromptRole = Qt::UserRole + 2;
+constexpr int kSearchRole = Qt::UserRole + 3;  ///< on the id cell: id, prompt text and error, searched by the filter
 
 QStandardItem* numberItem(double v, const QString& text) {
     auto* it = new QStandardItem(text);
@@ -64,6 +66,19 @@ ResultsPanel::ResultsPanel(QWidget* parent)
     modelsNote_->setStyleSheet("QLabel { color: #666; }");
     proxy_->setSourceModel(model_);
     proxy_->setSortRole(kSortRole);
+    proxy_->setFilterRole(kSearchRole);
+    proxy_->setFilterKeyColumn(1);
+    proxy_->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    search_ = new QLineEdit(this);
+    search_->setObjectName("resultsSearch");
+    search_->setPlaceholderText(tr("Search prompts (id, text, error)"));
+    search_->setClearButtonEnabled(true);
+    search_->setToolTip(tr("Show only the prompts whose id, text or error contains this (case-insensitive); "
+                           "Export writes the rows shown"));
+    connect(search_, &QLineEdit::textChanged, this, [this](const QString& t) {
+        proxy_->setFilterFixedString(t.trimmed());
+        updateSearchCount();
+    });
     view_->setObjectName("resultsTable");
     view_->setModel(proxy_);
     view_->setSortingEnabled(true);
@@ -79,6 +94,7 @@ ResultsPanel::ResultsPanel(QWidget* parent)
     top->addWidget(drafterBox_);
     top->addWidget(loadModels_);
     top->addWidget(modelsNote_, 1);
+    top->addWidget(search_);
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addWidget(info_);
@@ -124,7 +140,9 @@ void ResultsPanel::setResults(const ResultsFilePtr& r, const QString& path) {
     for (std::size_t i = 0; i < r->prompts.size(); ++i) {
         const auto& p = r->prompts[i];
         QList<QStandardItem*> row;
-        row << numberItem(static_cast<double>(i + 1), QString::number(i + 1)) << textItem(QString::fromStdString(p.id));
+        auto* id = textItem(QString::fromStdString(p.id));
+        id->setData(QString::fromStdString(p.id + "\n" + p.prompt.text + "\n" + p.error), kSearchRole);
+        row << numberItem(static_cast<double>(i + 1), QString::number(i + 1)) << id;
         const DrafterPromptResult* first = p.drafters.empty() ? nullptr : &p.drafters.front();
         if (first) {
             const auto promptLen = static_cast<double>(first->run.promptIds.size());
@@ -216,12 +234,28 @@ int ResultsPanel::currentPrompt() const {
 }
 
 void ResultsPanel::selectPrompt(int prompt) {
-    for (int row = 0; row < proxy_->rowCount(); ++row)
-        if (proxy_->index(row, 0).data(kPromptRole).toInt() == prompt) {
-            view_->selectRow(row);
-            view_->scrollTo(proxy_->index(row, 0));
-            return;
-        }
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int row = 0; row < proxy_->rowCount(); ++row)
+            if (proxy_->index(row, 0).data(kPromptRole).toInt() == prompt) {
+                view_->selectRow(row);
+                view_->scrollTo(proxy_->index(row, 0));
+                return;
+            }
+        if (search_->text().isEmpty()) return;
+        search_->clear();  // the prompt asked for is filtered out: show every prompt again
+    }
+}
+
+void ResultsPanel::setSearchText(const QString& text) { search_->setText(text); }
+
+QString ResultsPanel::searchText() const { return search_->text(); }
+
+void ResultsPanel::updateSearchCount() {
+    const QString t = search_->text().trimmed();
+    search_->setStyleSheet(!t.isEmpty() && proxy_->rowCount() == 0 ? QStringLiteral("color: #b00020") : QString());
+    search_->setToolTip(t.isEmpty() ? tr("Show only the prompts whose id, text or error contains this (case-insensitive); "
+                                         "Export writes the rows shown")
+                                    : tr("%1 of %2 prompts match").arg(proxy_->rowCount()).arg(model_->rowCount()));
 }
 
 std::vector<std::size_t> ResultsPanel::promptOrder() const {

@@ -9,6 +9,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QPushButton;
 class QSortFilterProxyModel;
 class QStandardItemModel;
@@ -42,7 +43,11 @@ public:
     int currentPrompt() const;
     /// Selects the row of prompt `prompt` (index into results()->prompts).
     void selectPrompt(int prompt);
-    /// Prompt indices in the table's current (sorted) order.
+    /// The search field: only prompts whose id, text or error contains `text` (any case) are
+    /// listed; selectPrompt() of a prompt filtered out clears it.
+    void setSearchText(const QString& text);
+    QString searchText() const;
+    /// Prompt indices in the table's current (sorted, filtered) order.
     std::vector<std::size_t> promptOrder() const;
     /// Sorts by the tau column of drafter `drafter`.
     void sortByTau(int drafter, Qt::SortOrder order = Qt::AscendingOrder);
@@ -62,6 +67,8 @@ signals:
     void loadModelsRequested();
 
 private:
+    void updateSearchCount();
+    QLineEdit* search_ = nullptr;
     void emitSelection();
     ResultsFilePtr results_;
     QLabel* info_;
