@@ -6,7 +6,11 @@
 // block), final logit soft-capping against the uncapped logits, the embedding scale, the
 // multimodal layout (Gemma4ForConditionalGeneration) against the text-only one, and the
 // DFlash chain and DDTree loops against greedy decoding.
-// HF goldens for these families are made by tools/make_gemma4_fixtures.py on the GPU machine.
+// HF goldens (tests/data/gemma4, made by tools/make_gemma4_fixtures.py with HF transformers 5.17
+// on the GPU machine): HF's own saved checkpoints (bf16, per_layer_config as 5.17 writes it)
+// loaded here and compared in float32 with HF's prefill hidden states and logits, three cached
+// decode steps, a cached 6-token verify block (max abs diff within 1e-4 of the golden's max abs)
+// and HF generate()'s greedy ids; the MoE model's expert choice per token against HF's router.
 
 // Torch headers first: ATen uses `slots` as an identifier, which Qt defines as a macro.
 #include "models/layers.h"
@@ -53,6 +57,20 @@ QString loadErrorWithConfig(const std::function<void(nlohmann::json&)>& edit) {
     edit(c);
     writeJson(dir + "/config.json", c);
     return errorOf([&] { Engine().loadTarget(dir); });
+}
+
+std::string hfDir(const std::string& name) { return unpackedDataPath("gemma4/" + name); }
+
+const SafetensorsFile& hfGoldens() {
+    static const auto f = SafetensorsFile::open(unpackedDataPath("gemma4/goldens.safetensors"));
+    return *f;
+}
+
+/// Data rows: the two HF-made checkpoints, column "model".
+void hfModels() {
+    QTest::addColumn<QString>("model");
+    QTest::newRow("dense") << "tiny-gemma4";
+    QTest::newRow("moe") << "tiny-gemma4-moe";
 }
 
 void variants() {
@@ -412,6 +430,76 @@ private slots:
                                     "keys and values of layer 3") &&
                      notes.contains("embeddings x sqrt(32); per-layer inputs of 4 over 512 tokens; logits soft-capped at 30"),
                  qPrintable(notes));
+    }
+
+    void hfCheckpointLoads_data() { hfModels(); }
+    void hfCheckpointLoads() {
+        QFETCH(QString, model);
+        Engine e;
+        const auto s = e.loadTarget(hfDir(model.toStdString()));
+        QCOMPARE(QString::fromStdString(s.architecture), QString("Gemma4ForCausalLM"));
+        const std::vector<std::string> types = {"sliding_attention", "sliding_attention", "full_attention",
+                                                "sliding_attention", "sliding_attention", "full_attention"};
+        QCOMPARE(s.layerTypes, types);
+        QVERIFY(s.unexpectedTensors.empty());
+        const auto r = inspectCheckpoint(hfDir(model.toStdString()));
+        QVERIFY(r.architectureChecked);
+        QVERIFY(r.missing.empty() && r.mismatched.empty() && r.unexpected.empty());
+    }
+
+    void matchesHfGoldens_data() { hfModels(); }
+    void matchesHfGoldens() {
+        QFETCH(QString, model);
+        const auto m = model.toStdString();
+        const auto& g = hfGoldens();
+        Engine e;
+        e.loadTarget(hfDir(m));
+        const auto ids = g.readInt64(m + ".input_ids");
+        const auto r = e.forward(idsPrompt(ids));
+        const double eh = relativeMaxError(r.hiddenStates, g.readFloat32(m + ".hidden_states"));
+        const double el = relativeMaxError(r.logits, g.readFloat32(m + ".logits"));
+        const auto extra = g.readInt64(m + ".extra_ids");
+        const auto steps = e.forwardSteps({ids, {extra[0]}, {extra[1]}, {extra[2]}, {extra.begin() + 3, extra.end()}});
+        QCOMPARE(steps.size(), std::size_t(5));
+        const auto V = static_cast<std::size_t>(steps[0].vocabSize);
+        const auto decodeGolden = g.readFloat32(m + ".decode_logits");
+        double ed = 0;
+        for (std::size_t i = 0; i < 3; ++i)
+            ed = std::max(ed, relativeMaxError(steps[i + 1].logits, rows(decodeGolden, V, i, 1)));
+        const double ev = relativeMaxError(steps[4].logits, g.readFloat32(m + ".verify_logits"));
+        qInfo("%s: hidden %.3g, logits %.3g, decode %.3g, verify %.3g", m.c_str(), eh, el, ed, ev);
+        for (double err : {eh, el, ed, ev}) QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+    }
+
+    void greedyMatchesHfGenerate_data() { hfModels(); }
+    void greedyMatchesHfGenerate() {
+        // 12 prompt tokens + 24 new: the cached sliding layers (window 8) run past their window.
+        QFETCH(QString, model);
+        const auto m = model.toStdString();
+        const auto ids = hfGoldens().readInt64(m + ".input_ids");
+        Engine e;
+        e.loadTarget(hfDir(m));
+        const auto out = e.greedy(idsPrompt({ids.begin(), ids.begin() + 12}), 24, /*ignoreEos=*/true);
+        QCOMPARE(out, hfGoldens().readInt64(m + ".greedy_ids"));
+    }
+
+    void hfDflashAndDDTreeEqualGreedy() {
+        // The HF-made MoE target with a random drafter on taps {0, 2}: both loops reproduce
+        // greedy decoding through rejections (sliding-window crops).
+        QTemporaryDir tmp;
+        const auto drafter = tmp.path().toStdString() + "/drafter";
+        writeRandomDrafter(drafter, {64, 16, 128, kV}, 4, 43);
+        Engine e;
+        e.loadTarget(hfDir("tiny-gemma4-moe"));
+        e.loadDrafter(drafter);
+        const auto ids = hfGoldens().readInt64("tiny-gemma4-moe.input_ids");
+        const auto prompt = idsPrompt({ids.begin(), ids.begin() + 20});
+        RunSettings s;
+        s.maxNewTokens = 32;
+        s.ignoreEos = true;
+        const auto greedy = e.greedy(prompt, 32, /*ignoreEos=*/true);
+        QCOMPARE(e.run(prompt, s).outputIds, greedy);
+        QCOMPARE(e.runTree(prompt, s, 6).outputIds, greedy);
     }
 
     void dflashAndDDTreeEqualGreedy_data() {
