@@ -19,13 +19,16 @@
 #include "draftscope/errors.h"
 #include "draftscope/inspector.h"
 #include "draftscope/model_config.h"
+#include "draftscope/results_json.h"
 #include "draftscope/safetensors.h"
 #include "gemma4_support.h"
 #include "test_support.h"
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 using namespace draftscope;
@@ -481,6 +484,78 @@ private slots:
         e.loadTarget(hfDir(m));
         const auto out = e.greedy(idsPrompt({ids.begin(), ids.begin() + 12}), 24, /*ignoreEos=*/true);
         QCOMPARE(out, hfGoldens().readInt64(m + ".greedy_ids"));
+    }
+
+    void routerMatchesHf() {
+        // Every layer's router: the experts each prefill token chose, in HF's top-k order.
+        const std::string m = "tiny-gemma4-moe";
+        const auto& g = hfGoldens();
+        Engine e;
+        e.loadTarget(hfDir(m));
+        const auto r = e.forward(idsPrompt(g.readInt64(m + ".input_ids")));
+        QCOMPARE(r.expertsPerToken, std::int64_t(2));
+        QCOMPARE(r.numExperts, std::int64_t(8));
+        const auto want = g.readInt64(m + ".router_top");
+        QCOMPARE(r.expertChoices.size(), want.size());
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) differ += r.expertChoices[i] != want[i];
+        QVERIFY2(differ == 0, qPrintable(QString::number(differ) + " of " + QString::number(want.size()) + " choices differ"));
+        // Both slots of a token never name the same expert, and every expert is used somewhere.
+        std::vector<int> used(8, 0);
+        for (std::size_t i = 0; i < want.size(); i += 2) {
+            QVERIFY(r.expertChoices[i] != r.expertChoices[i + 1]);
+            ++used[static_cast<std::size_t>(r.expertChoices[i])];
+        }
+        QVERIFY(std::count(used.begin(), used.end(), 0) < 8);
+    }
+
+    void hiddenStatsCarryTheTappedLayersRouting() {
+        // The hidden-state statistics of a MoE target carry, per tapped layer, the experts its
+        // router chose per position (HF's router_top of that layer), and survive the results
+        // file's JSON; a broken expert index in a file is refused by name.
+        QTemporaryDir tmp;
+        const auto drafter = tmp.path().toStdString() + "/drafter";
+        writeRandomDrafter(drafter, {64, 16, 128, kV}, 4, 47);  // taps layers 0 and 2
+        Engine e;
+        e.loadTarget(hfDir("tiny-gemma4-moe"));
+        e.loadDrafter(drafter);
+        const auto ids = hfGoldens().readInt64("tiny-gemma4-moe.input_ids");
+        const auto want = hfGoldens().readInt64("tiny-gemma4-moe.router_top");  // [6, 40, 2]
+        const auto st = e.hiddenStateStats(idsPrompt(ids));
+        QCOMPARE(st.series.size(), std::size_t(3));
+        for (std::size_t i = 0; i < 2; ++i) {
+            const auto& s = st.series[i];
+            const auto layer = static_cast<std::size_t>(s.layerId);
+            QCOMPARE(s.numExperts, std::int64_t(8));
+            const std::vector<std::int64_t> rowsOfLayer(want.begin() + static_cast<std::ptrdiff_t>(layer * 80),
+                                                        want.begin() + static_cast<std::ptrdiff_t>((layer + 1) * 80));
+            QCOMPARE(s.expertChoices, rowsOfLayer);
+            const auto counts = s.expertCounts();
+            QCOMPARE(std::accumulate(counts.begin(), counts.end(), std::int64_t(0)), std::int64_t(80));
+            for (std::size_t x = 0; x < 8; ++x)
+                QCOMPARE(counts[x], std::int64_t(std::count(rowsOfLayer.begin(), rowsOfLayer.end(), std::int64_t(x))));
+        }
+        QCOMPARE(st.series[2].numExperts, std::int64_t(0));  // the drafter's context has no router
+        const auto back = hiddenStateStatsFromJson(toJson(st), "stats");
+        QCOMPARE(back.series[1].expertChoices, st.series[1].expertChoices);
+        QCOMPARE(back.series[1].numExperts, std::int64_t(8));
+        auto j = toJson(st);
+        j["series"][1]["expert_choices"][7] = 8;
+        const auto msg = errorOf([&] { hiddenStateStatsFromJson(j, "stats"); });
+        QVERIFY2(msg.contains("stats.series[1].expert_choices[7]: expected an expert 0..7, found 8"), qPrintable(msg));
+        j["series"][1]["expert_choices"] = {1, 2, 3};
+        const auto msg2 = errorOf([&] { hiddenStateStatsFromJson(j, "stats"); });
+        QVERIFY2(msg2.contains("expected a multiple of the 40 positions"), qPrintable(msg2));
+    }
+
+    void denseTargetHasNoRouting() {
+        const auto r = [] {
+            Engine e;
+            e.loadTarget(hfDir("tiny-gemma4"));
+            return e.forward(idsPrompt({5, 6, 7}));
+        }();
+        QCOMPARE(r.expertsPerToken, std::int64_t(0));
+        QVERIFY(r.expertChoices.empty());
     }
 
     void hfDflashAndDDTreeEqualGreedy() {

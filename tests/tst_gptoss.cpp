@@ -13,6 +13,8 @@
 
 #include <QtTest>
 
+#include <algorithm>
+
 using namespace draftscope;
 using namespace testsupport;
 
@@ -128,6 +130,31 @@ private slots:
         const double ev = relativeMaxError(steps[4].logits, g.readFloat32(m + ".verify_logits"));
         qInfo("%s: hidden %.3g, logits %.3g, decode %.3g, verify %.3g", m.c_str(), eh, el, ed, ev);
         for (double err : {eh, el, ed, ev}) QVERIFY2(err <= 1e-4, qPrintable(QString::number(err)));
+    }
+
+    void routerMatchesHf_data() { bothCheckpoints(); }
+    void routerMatchesHf() {
+        // Every layer's router: the experts each prefill token chose, in HF's top-k order.
+        QFETCH(QString, model);
+        const auto m = model.toStdString();
+        const auto& g = gptOssGoldens();
+        Engine e;
+        e.loadTarget(gptOssDir(m));
+        const auto r = e.forward(idsPrompt(g.readInt64(m + ".input_ids")));
+        QCOMPARE(r.expertsPerToken, std::int64_t(2));
+        QCOMPARE(r.numExperts, std::int64_t(8));
+        const auto want = g.readInt64(m + ".router_top");
+        QCOMPARE(r.expertChoices.size(), want.size());
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < want.size(); ++i) differ += r.expertChoices[i] != want[i];
+        QVERIFY2(differ == 0, qPrintable(QString::number(differ) + " of " + QString::number(want.size()) + " choices differ"));
+        // Both slots of a token never name the same expert, and every expert is used somewhere.
+        std::vector<int> used(8, 0);
+        for (std::size_t i = 0; i < want.size(); i += 2) {
+            QVERIFY(r.expertChoices[i] != r.expertChoices[i + 1]);
+            ++used[static_cast<std::size_t>(r.expertChoices[i])];
+        }
+        QVERIFY(std::count(used.begin(), used.end(), 0) < 8);
     }
 
     void packedAndBf16Differ() {

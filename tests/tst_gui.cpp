@@ -43,6 +43,8 @@
 #include <QMenuBar>
 #include <QMenu>
 #include <QAction>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QRegularExpression>
 
 #include <functional>
@@ -569,6 +571,32 @@ private slots:
         QVERIFY(w.logText().contains("choose a target and a drafter"));
         QTest::qWait(200);
         QCOMPARE(started.count(), 0);
+    }
+
+    void sidePanelsFitWithoutScrolling() {
+        // At 1600x1000 with the demo's prompt set and models loaded (wrapped status lines), the
+        // Models and Prompt panels fit: no scrollbar, Run and the progress bar in view.
+        QSettings().remove("window");
+        MainWindow w(false);
+        w.resize(1600, 1000);
+        w.promptPanel()->loadPromptSet(QString(DRAFTSCOPE_DEMO_DIR) + "/../prompts/demo-prompts.jsonl");
+        w.modelPanel()->setStatus("Target: Qwen3ForCausalLM, 6 layers (6 x full_attention), hidden 256, vocab 2048\n"
+                                  "Drafter: DFlash: 2 layers (2 x full bidirectional), block 16, tapped layers [1, 2, 4]");
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(200);
+        for (const char* name : {"modelsDock", "promptDock"}) {
+            auto* scroll = qobject_cast<QScrollArea*>(w.findChild<QDockWidget*>(name)->widget());
+            QVERIFY(scroll);
+            QVERIFY2(scroll->verticalScrollBar()->maximum() == 0,
+                     qPrintable(QString("%1 scrolls by %2 px").arg(name).arg(scroll->verticalScrollBar()->maximum())));
+        }
+        auto* run = w.promptPanel()->findChild<QPushButton*>("runButton");
+        QVERIFY(run);
+        const QRect inWindow(run->mapTo(&w, QPoint(0, 0)), run->size());
+        QVERIFY2(w.rect().contains(inWindow) && run->visibleRegion().boundingRect().size() == run->size(),
+                 qPrintable(QString("Run at %1,%2").arg(inWindow.x()).arg(inWindow.y())));
+        QSettings().remove("window");
     }
 
     void deviceFieldsAreCheckedAsTyped() {

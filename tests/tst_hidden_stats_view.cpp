@@ -110,6 +110,34 @@ private slots:
         QCOMPARE(hiddenHistogram(nullptr).width, 1.0);
     }
 
+    void expertHistogramCountsTheRoutersChoices() {
+        // 5 positions x top-2 over 4 experts: hand counts 0:3, 1:4, 2:0, 3:3.
+        auto st = makeStats();
+        auto& a = st.series[0];
+        a.numExperts = 4;
+        a.expertChoices = {1, 0, 1, 3, 0, 1, 3, 1, 0, 3};
+        const HiddenHistogram h = expertHistogram(&a);
+        QCOMPARE(h.centres, (QVector<double>{0, 1, 2, 3}));
+        QCOMPARE(h.counts, (QVector<double>{3, 4, 0, 3}));
+        QCOMPARE(h.width, 1.0);
+        QCOMPARE(h.title, QString("Experts chosen\n") + hiddenSeriesLabel(a) + QString(": 5 tokens × 2"));
+        QVERIFY(expertHistogram(&st.series[1]).centres.isEmpty());
+        QVERIFY(expertHistogram(&st.series[1]).title.startsWith("Experts chosen: none (no router)"));
+        // The view offers the experts only for a series with a router.
+        HiddenStatsView v;
+        v.setStats(st, pieces());
+        v.setHistogramSeries(0);
+        v.setHistogramShowsExperts(true);
+        QVERIFY(v.histogramShowsExperts());
+        QCOMPARE(v.histogramBars()->data()->size(), 4);
+        QCOMPARE(v.histogramBars()->data()->at(1)->value, 4.0);
+        QCOMPARE(v.histogramPlot()->xAxis->label(), QString("expert"));
+        v.setHistogramSeries(1);  // the drafter's context: values again
+        QVERIFY(!v.histogramShowsExperts());
+        QCOMPARE(v.histogramBars()->data()->size(), 5);
+        QCOMPARE(v.histogramPlot()->xAxis->label(), QString("value"));
+    }
+
     void modelHeadersAndCells();
     void modelTooltipsAndOutliers();
     void modelTesterResets();

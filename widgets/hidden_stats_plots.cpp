@@ -264,6 +264,24 @@ HiddenHistogram hiddenHistogram(const HiddenSeriesStats* s) {
     return h;
 }
 
+HiddenHistogram expertHistogram(const HiddenSeriesStats* s) {
+    HiddenHistogram h;
+    h.title = tr("Experts chosen: no data");
+    if (!s) return h;
+    if (s->numExperts <= 0 || s->expertChoices.empty()) {
+        h.title = tr("Experts chosen: none (no router)\n%1").arg(hiddenSeriesLabel(*s));
+        return h;
+    }
+    const auto counts = s->expertCounts();
+    for (std::size_t e = 0; e < counts.size(); ++e) {
+        h.centres << double(e);
+        h.counts << double(counts[e]);
+    }
+    const auto T = std::max<std::size_t>(1, s->rms.size());
+    h.title = tr("Experts chosen\n%1: %2 tokens × %3").arg(hiddenSeriesLabel(*s)).arg(T).arg(s->expertChoices.size() / T);
+    return h;
+}
+
 HiddenStatsHistogramPlot::HiddenStatsHistogramPlot(QWidget* parent) : QCustomPlot(parent) {
     title_ = addTitleRow(this);
     bars_ = new QCPBars(xAxis, yAxis);
@@ -275,8 +293,10 @@ HiddenStatsHistogramPlot::HiddenStatsHistogramPlot(QWidget* parent) : QCustomPlo
     xAxis->grid()->setVisible(false);
 }
 
-void HiddenStatsHistogramPlot::showSeries(const HiddenSeriesStats* series, bool log) {
-    const HiddenHistogram h = hiddenHistogram(series);
+void HiddenStatsHistogramPlot::showSeries(const HiddenSeriesStats* series, bool log, bool experts) {
+    const HiddenHistogram h = experts ? expertHistogram(series) : hiddenHistogram(series);
+    xAxis->setLabel(experts ? tr("expert") : tr("value"));
+    yAxis->setLabel(experts ? tr("tokens routed (all positions × top-k)") : tr("count (all positions × hidden dims)"));
     bars_->setWidth(h.width > 0 ? h.width : 1.0);
     bars_->setData(h.centres, h.counts, true);
     title_->setText(h.title);

@@ -66,6 +66,11 @@ struct HiddenHistogram {
 /// Computes the HiddenHistogram of `series` (nullptr: no data). Bins are the pairs of
 /// consecutive histogramEdges that have a histogramCounts entry.
 HiddenHistogram hiddenHistogram(const HiddenSeriesStats* series);
+/// The routing histogram of `series` (a MoE target's tapped layer, issue 31): one bar per
+/// expert 0..numExperts-1 at its index, the tokens its router sent there (a token counts
+/// once per top-k slot), width 1; title "Experts chosen\n<series>: T tokens x k", or
+/// "Experts chosen: none\n<series>" where the series has no router (nullptr: no data).
+HiddenHistogram expertHistogram(const HiddenSeriesStats* series);
 
 /// Value histogram of one series (optional log count axis).
 class HiddenStatsHistogramPlot : public QCustomPlot {
@@ -73,8 +78,8 @@ class HiddenStatsHistogramPlot : public QCustomPlot {
 public:
     static constexpr int kExportWidth = 760, kExportHeight = 460;
     explicit HiddenStatsHistogramPlot(QWidget* parent = nullptr);
-    /// Shows hiddenHistogram(series) and replots.
-    void showSeries(const HiddenSeriesStats* series, bool log);
+    /// Shows hiddenHistogram(series), or expertHistogram(series) when `experts`, and replots.
+    void showSeries(const HiddenSeriesStats* series, bool log, bool experts = false);
     QCPBars* bars() const { return bars_; }
 
 private:

@@ -105,6 +105,11 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     seriesCombo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     seriesCombo_->setMinimumContentsLength(18);
     hc->addWidget(seriesCombo_, 1);
+    histKind_ = new QComboBox(histPanel);
+    histKind_->setObjectName(QStringLiteral("histogramKindCombo"));
+    histKind_->addItems({tr("values"), tr("experts chosen")});
+    histKind_->setToolTip(tr("MoE targets: how many tokens the router of this series' layer sent to each expert"));
+    hc->addWidget(histKind_);
     histLog_ = new QCheckBox(tr("log y"), histPanel);
     histLog_->setObjectName(QStringLiteral("histogramLogCheck"));
     histLog_->setToolTip(tr("Logarithmic count axis: shows the sparse tails where exploding values live"));
@@ -155,6 +160,7 @@ HiddenStatsView::HiddenStatsView(QWidget* parent) : QWidget(parent) {
     connect(lineLog_, &QCheckBox::toggled, this, [this] { refreshLinePlot(); });
     connect(seriesCombo_, &QComboBox::currentIndexChanged, this, [this] { refreshHistogram(); });
     connect(histLog_, &QCheckBox::toggled, this, [this] { refreshHistogram(); });
+    connect(histKind_, &QComboBox::currentIndexChanged, this, [this] { refreshHistogram(); });
     connect(linePlot_, &QCustomPlot::mousePress, this, &HiddenStatsView::onLinePress);
     connect(linePlot_, &QCustomPlot::mouseRelease, this, &HiddenStatsView::onLineRelease);
     connect(linePlot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) {
@@ -277,10 +283,15 @@ void HiddenStatsView::refreshLinePlot() {
     linePlot_->showStatistic(*model_, statistic(), lineLog_->isChecked());
 }
 
+bool HiddenStatsView::histogramShowsExperts() const { return histKind_->isEnabled() && histKind_->currentIndex() == 1; }
+void HiddenStatsView::setHistogramShowsExperts(bool experts) { histKind_->setCurrentIndex(experts ? 1 : 0); }
+
 void HiddenStatsView::refreshHistogram() {
     const auto& series = model_->stats().series;
     const int si = seriesCombo_->currentIndex();
-    histPlot_->showSeries(si >= 0 && si < int(series.size()) ? &series[std::size_t(si)] : nullptr, histLog_->isChecked());
+    const auto* s = si >= 0 && si < int(series.size()) ? &series[std::size_t(si)] : nullptr;
+    histKind_->setEnabled(s && s->numExperts > 0);  // only a series with a router has experts
+    histPlot_->showSeries(s, histLog_->isChecked(), histogramShowsExperts());
 }
 
 void HiddenStatsView::refreshSummary() {

@@ -68,6 +68,10 @@ public:
     /// Series whose histogram is shown (-1 when there is none).
     int histogramSeries() const;
     void setHistogramSeries(int series);
+    /// Whether the histogram shows the experts the series' router chose (MoE targets)
+    /// instead of the values; only offered for a series that has a router.
+    bool histogramShowsExperts() const;
+    void setHistogramShowsExperts(bool experts);
     bool histogramLogScale() const;
     void setHistogramLogScale(bool log);
     /// Log-scaled y axis of the line plot (ignored, and the box disabled, for "mean").
@@ -131,6 +135,7 @@ private:
     QComboBox* seriesCombo_ = nullptr;
     QCheckBox* lineLog_ = nullptr;
     QCheckBox* histLog_ = nullptr;
+    QComboBox* histKind_ = nullptr;  ///< values | experts chosen
     HiddenStatsLinePlot* linePlot_ = nullptr;
     HiddenStatsHistogramPlot* histPlot_ = nullptr;
     QTableView* table_ = nullptr;

@@ -200,6 +200,11 @@ struct ForwardResult {
     std::int64_t numLayers = 0, hiddenSize = 0, vocabSize = 0;
     std::vector<float> hiddenStates;  ///< [L+1, T, H]: 0 = embeddings, L = after the final norm
     std::vector<float> logits;        ///< [T, V]
+    /// MoE targets only (0 / empty otherwise): the router's choices of every decoder layer,
+    /// [L, T, expertsPerToken] expert indices by descending weight (the order of HF's
+    /// `torch.topk`), -1 for a layer with a dense MLP (Qwen3-MoE's `mlp_only_layers`).
+    std::int64_t numExperts = 0, expertsPerToken = 0;
+    std::vector<std::int64_t> expertChoices;
 };
 
 /// One drafter call on a fresh cache after prefilling the target on the prompt: context =
@@ -308,6 +313,18 @@ struct HiddenSeriesStats {
     std::int64_t nonFiniteCount = 0;            ///< NaN/inf values in the series (a broken checkpoint)
     /// Positions whose RMS exceeds median + 5 * 1.4826 * MAD of the series' RMS (robust z > 5).
     std::vector<std::int64_t> outlierPositions;
+    /// MoE targets only (0 / empty otherwise): the experts the router of the layer that
+    /// wrote this series chose for each position, [T, k] by descending weight (HF's
+    /// `torch.topk` order), out of `numExperts`.
+    std::int64_t numExperts = 0;
+    std::vector<std::int64_t> expertChoices;
+    /// Tokens routed to each expert, [numExperts] (a token counts once per slot it chose).
+    std::vector<std::int64_t> expertCounts() const {
+        std::vector<std::int64_t> n(static_cast<std::size_t>(numExperts), 0);
+        for (const auto e : expertChoices)
+            if (e >= 0 && e < numExperts) ++n[static_cast<std::size_t>(e)];
+        return n;
+    }
 };
 
 /// Hidden-state statistics of a committed sequence (a prompt, or a run's prompt + generated

@@ -75,14 +75,18 @@ struct Prefill {
     std::vector<at::Tensor> hidden;  ///< one [T, H] per feature index, compute dtype
     at::Tensor features;             ///< [T, K*H]: `hidden` concatenated in index order (DFLASH.md section 2)
     at::Tensor logits;               ///< [T - logitsFrom, V] float32
+    std::vector<at::Tensor> routing; ///< TargetForwardResult::routing of `routingLayers`
 };
 
 Prefill prefill(const TargetModel& target, const std::vector<std::int64_t>& ids,
-                const std::vector<std::int64_t>& featureIndices, std::int64_t logitsFrom) {
+                const std::vector<std::int64_t>& featureIndices, std::int64_t logitsFrom,
+                const std::vector<std::int64_t>& routingLayers = {}) {
     auto cache = target.makeCache();
-    auto out = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache,
-                              {featureIndices, logitsFrom, {}, {}, {}});
+    TargetForwardRequest req{featureIndices, logitsFrom, {}, {}, {}};
+    req.routingLayers = routingLayers;
+    auto out = target.forward(at::tensor(ids, at::TensorOptions().dtype(at::kLong)), cache, req);
     Prefill p;
+    p.routing = std::move(out.routing);
     p.features = at::cat(out.hidden, -1);
     p.hidden = std::move(out.hidden);
     p.logits = std::move(out.logits);
@@ -313,11 +317,20 @@ HiddenStateStats Engine::hiddenStateStats(const PromptSpec& sequence, int drafte
         r.promptLength = promptLength < 0 ? T : promptLength;
         const auto& tc = target.config();
         const auto indices = drafter.featureIndices();
-        const auto out = prefill(target, r.ids, indices, T);
+        // MoE targets: the routers of the layers the taps read (hidden_states[i] = layer i-1's output).
+        std::vector<std::int64_t> routed;
+        if (tc.moe.enabled())
+            for (const auto i : indices) routed.push_back(i - 1);
+        const auto out = prefill(target, r.ids, indices, T, routed);
         for (std::size_t i = 0; i < indices.size(); ++i) {
             auto s = seriesStats(out.hidden[i], histogramBins);
             const auto id = indices[i] - 1;
             s.layerId = id;
+            if (i < out.routing.size() && out.routing[i].defined()) {
+                const auto chosen = out.routing[i].to(at::kCPU, at::kLong).contiguous();
+                s.numExperts = tc.moe.numExperts;
+                s.expertChoices.assign(chosen.data_ptr<std::int64_t>(), chosen.data_ptr<std::int64_t>() + chosen.numel());
+            }
             s.layerType = tc.layerTypes.at(static_cast<std::size_t>(id));
             s.name = "target layer " + std::to_string(id) + " (hidden_states[" + std::to_string(indices[i]) + "]" +
                      (indices[i] == tc.numLayers ? ", after the final norm)" : ")");

@@ -293,9 +293,23 @@ ForwardResult Engine::forward(const PromptSpec& prompt) {
         std::vector<std::int64_t> all;
         for (std::int64_t i = 0; i <= c.numLayers; ++i) all.push_back(i);
         auto cache = target.makeCache();
-        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, {all, 0, {}, {}, {}});
+        TargetForwardRequest req{all, 0, {}, {}, {}};
+        if (c.moe.enabled())
+            for (std::int64_t l = 0; l < c.numLayers; ++l) req.routingLayers.push_back(l);
+        const auto out = target.forward(at::tensor(r.ids, at::TensorOptions().dtype(at::kLong)), cache, req);
         r.hiddenStates = toFloatVector(at::stack(out.hidden));
         r.logits = toFloatVector(out.logits);
+        if (c.moe.enabled()) {
+            r.numExperts = c.moe.numExperts;
+            r.expertsPerToken = c.moe.numExpertsPerToken;
+            const auto T = static_cast<std::int64_t>(r.ids.size());
+            for (const auto& chosen : out.routing) {
+                const auto rows = chosen.defined() ? chosen.to(at::kCPU, at::kLong).contiguous()
+                                                   : at::full({T, r.expertsPerToken}, -1, at::kLong);
+                r.expertChoices.insert(r.expertChoices.end(), rows.data_ptr<std::int64_t>(),
+                                       rows.data_ptr<std::int64_t>() + rows.numel());
+            }
+        }
         return r;
     });
 }

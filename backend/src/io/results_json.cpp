@@ -209,7 +209,7 @@ namespace draftscope {
 
 nlohmann::json toJson(const HiddenStateStats& h) {
     nlohmann::json series = nlohmann::json::array();
-    for (const auto& s : h.series)
+    for (const auto& s : h.series) {
         series.push_back({{"name", s.name},
                           {"layer_id", s.layerId},
                           {"layer_type", s.layerType},
@@ -221,6 +221,11 @@ nlohmann::json toJson(const HiddenStateStats& h) {
                           {"histogram_counts", s.histogramCounts},
                           {"non_finite_count", s.nonFiniteCount},
                           {"outlier_positions", s.outlierPositions}});
+        if (s.numExperts > 0) {
+            series.back()["num_experts"] = s.numExperts;
+            series.back()["expert_choices"] = s.expertChoices;
+        }
+    }
     return {{"ids", h.ids}, {"prompt_length", h.promptLength}, {"series", series}};
 }
 
@@ -544,6 +549,21 @@ HiddenStateStats hiddenStateStatsFromJson(const json& j, const std::string& wher
         x.histogramCounts = s.ints<std::int64_t>("histogram_counts");
         x.nonFiniteCount = s.integer("non_finite_count");
         x.outlierPositions = s.ints<std::int64_t>("outlier_positions");
+        if (s.has("num_experts")) {  // MoE targets only
+            x.numExperts = s.integer("num_experts");
+            x.expertChoices = s.ints<std::int64_t>("expert_choices");
+            const auto T = static_cast<std::int64_t>(h.ids.size());
+            const auto n = static_cast<std::int64_t>(x.expertChoices.size());
+            if (x.numExperts < 1 || x.numExperts > (std::int64_t(1) << 20))
+                throw Error(s.where + ".num_experts: expected 1..1048576, found " + std::to_string(x.numExperts));
+            if (T == 0 || n % T != 0 || n == 0)
+                throw Error(s.where + ".expert_choices: expected a multiple of the " + std::to_string(T) +
+                            " positions (positions x experts per token), found " + std::to_string(n) + " values");
+            for (std::size_t k = 0; k < x.expertChoices.size(); ++k)
+                if (x.expertChoices[k] < 0 || x.expertChoices[k] >= x.numExperts)
+                    throw Error(s.where + ".expert_choices[" + std::to_string(k) + "]: expected an expert 0.." +
+                                std::to_string(x.numExperts - 1) + ", found " + std::to_string(x.expertChoices[k]));
+        }
         h.series.push_back(std::move(x));
     }
     return h;

@@ -87,9 +87,10 @@ void forEachChosenExpert(const at::Tensor& chosen, std::int64_t numExperts,
     }
 }
 
-at::Tensor SparseMoeMlp::operator()(const at::Tensor& x) const {
+at::Tensor SparseMoeMlp::operator()(const at::Tensor& x, at::Tensor* chosenOut) const {
     const auto probs = at::softmax(router_(x), -1, at::kFloat);  // [T, E] float32
     auto [weights, chosen] = at::topk(probs, topK_, -1);           // [T, k]
+    if (chosenOut) *chosenOut = chosen;
     if (normTopk_) weights = weights / weights.sum(-1, /*keepdim=*/true);
     const auto flatWeights = weights.reshape({-1});
 

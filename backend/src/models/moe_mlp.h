@@ -67,7 +67,8 @@ public:
     /// tokens is multiplied by the float32 weight, cast to x's dtype and index-added into a
     /// zero output (so each token sums its k contributions in ascending expert order).
     /// Shared expert, if any: output += sigmoid(shared_expert_gate(x)) * shared_expert(x).
-    at::Tensor operator()(const at::Tensor& x) const;
+    /// `chosen`, if given, receives the experts chosen (int64 [T, k], by descending weight).
+    at::Tensor operator()(const at::Tensor& x, at::Tensor* chosen = nullptr) const;
 
 private:
     Linear router_;

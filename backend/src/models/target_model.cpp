@@ -351,9 +351,16 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
         group = to;
     };
 
-    auto mlp = [](const Layer& layer, const at::Tensor& h) {
-        if (layer.gptOssMoe) return (*layer.gptOssMoe)(h);
-        return layer.moe ? (*layer.moe)(h) : layer.mlp(h);
+    out.routing.resize(req.routingLayers.size());
+    // Where layer l's router choices go (nullptr if nobody asked).
+    auto routingSlot = [&](std::int64_t l) -> at::Tensor* {
+        for (std::size_t j = 0; j < req.routingLayers.size(); ++j)
+            if (req.routingLayers[j] == l) return &out.routing[j];
+        return nullptr;
+    };
+    auto mlp = [](const Layer& layer, const at::Tensor& h, at::Tensor* chosen) {
+        if (layer.gptOssMoe) return (*layer.gptOssMoe)(h, chosen);
+        return layer.moe ? (*layer.moe)(h, chosen) : layer.mlp(h);
     };
     keep(0, x);
     for (std::int64_t l = 0; l < L; ++l) {
@@ -371,7 +378,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
             const Gemma4LayerInputs in{layer.sliding ? cos : fullCos, layer.sliding ? sin : fullSin,
                                        layer.sliding ? slidingVisible : visible,
                                        perLayer.defined() ? perLayer.select(1, l) : none, positions, req.staticShapes};
-            x = layer.gemma->forward(x, in, cache, l, gemmaKv);
+            x = layer.gemma->forward(x, in, cache, l, gemmaKv, routingSlot(l));
             if (l + 1 < L) keep(l + 1, x);
             continue;
         }
@@ -387,7 +394,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
                 mixed = layer.gatedAttention->forward(xn, cos, sin, cache, li, visible,
                                                       req.staticShapes ? positions : at::Tensor());
             const auto [h, hn] = layer.postNorm.addNorm(x, mixed);
-            x = h + mlp(layer, hn);
+            x = h + mlp(layer, hn, routingSlot(l));
             if (l + 1 < L) keep(l + 1, x);
             continue;
         }
@@ -408,7 +415,7 @@ TargetForwardResult TargetModel::forward(const at::Tensor& idsIn, KVCache& cache
                               ? sinkAttention(q, K, V, layer.sliding ? slidingVisible : visible, scale, layer.sinks)
                               : compat::attention(q, K, V, visible, scale);
         const auto [h, hn] = layer.postNorm.addNorm(x, layer.o(attn.transpose(0, 1).reshape({T, Hq * D})));
-        x = h + mlp(layer, hn);
+        x = h + mlp(layer, hn, routingSlot(l));
         if (l + 1 < L) keep(l + 1, x);
     }
     if (!req.staticShapes) cache.advance(T);

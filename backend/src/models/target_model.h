@@ -51,6 +51,8 @@ struct TargetForwardRequest {
     /// them from fixed buffers (VerifyGraph). Only where staticShapeUnsupportedReason() is
     /// empty; throws Error otherwise.
     bool staticShapes = false;
+    /// Decoder layers whose router choices to return (TargetForwardResult::routing).
+    std::vector<std::int64_t> routingLayers;
 };
 
 /// How DFlash verify steps run (LoadOptions::cudaGraphs; decoding/verify_graph.h).
@@ -64,6 +66,10 @@ enum class CudaGraphMode {
 struct TargetForwardResult {
     std::vector<at::Tensor> hidden;  ///< one [T, H] per requested index, compute dtype
     at::Tensor logits;               ///< [T - logitsFrom, V] float32
+    /// One per TargetForwardRequest::routingLayers entry: the experts each new row's router
+    /// chose (int64 [T, k], by descending weight, on the layer's device); undefined for a
+    /// layer without routed experts.
+    std::vector<at::Tensor> routing;
 };
 
 /// The devices of a target's placement groups and the modules each holds
