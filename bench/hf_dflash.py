@@ -345,7 +345,12 @@ def main():
     hybrid = "linear_attention" in (getattr(cfg, "layer_types", None) or [])
     res["hybrid"] = hybrid
     res["model_class"] = type(model).__name__
-    res["config"] = {k: getattr(cfg, k, None) for k in (
+    def cfg_value(k):  # Gemma 4's per-layer attributes refuse a global read
+        try:
+            return getattr(cfg, k, None)
+        except Exception as e:  # noqa: BLE001
+            return f"per layer ({type(e).__name__})"
+    res["config"] = {k: cfg_value(k) for k in (
         "model_type", "num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim",
         "intermediate_size", "vocab_size", "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
         "linear_value_head_dim", "linear_conv_kernel_dim", "partial_rotary_factor", "rope_parameters")}
