@@ -33,6 +33,7 @@
 #include <QCloseEvent>
 #include <QShowEvent>
 #include <QStyle>
+#include <QVBoxLayout>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDir>
@@ -62,6 +63,34 @@
 #include <QToolBar>
 
 namespace draftscope {
+
+namespace {
+/// A vertical box layout that never reports height-for-width (see the side panels).
+class NoHeightForWidthLayout : public QVBoxLayout {
+public:
+    using QVBoxLayout::QVBoxLayout;
+    bool hasHeightForWidth() const override { return false; }
+};
+
+/// Keeps a scroll area at least as tall as its content's minimum (re-read whenever the
+/// content's layout changes, e.g. a status line that wraps): the dock area then shrinks the
+/// other docks first, and this one never scrolls.
+class KeepWholeHeight : public QObject {
+public:
+    KeepWholeHeight(QScrollArea* scroll) : QObject(scroll), scroll_(scroll) {
+        scroll->widget()->installEventFilter(this);
+        update();
+    }
+    bool eventFilter(QObject*, QEvent* e) override {
+        if (e->type() == QEvent::LayoutRequest) update();
+        return false;
+    }
+
+private:
+    void update() { scroll_->setMinimumHeight(scroll_->widget()->minimumSizeHint().height()); }
+    QScrollArea* scroll_;
+};
+}  // namespace
 
 MainWindow::MainWindow(bool showErrorDialogs, QWidget* parent)
     : QMainWindow(parent), dialogs_(showErrorDialogs), controller_(new AnalysisController(this)),
@@ -159,14 +188,26 @@ QDockWidget* MainWindow::dock(const char* name) const { return findChild<QDockWi
 
 void MainWindow::createDocks() {
     Workbench* wb = workbench_;
-    // Scrolling vertically, so the two side panels fit a 768-pixel-high laptop screen together;
-    // never narrower than their fields.
-    for (auto* side : {addDock(modelPanel_, tr("Models"), "modelsDock", Qt::LeftDockWidgetArea, /*scrollable=*/true),
-                       addDock(promptPanel_, tr("Prompt"), "promptDock", Qt::LeftDockWidgetArea, /*scrollable=*/true)}) {
+    // The Prompt panel scrolls vertically, so the two side panels fit a 768-pixel-high laptop
+    // screen together; neither is narrower than its fields.
+    for (QWidget* panel : {static_cast<QWidget*>(modelPanel_), static_cast<QWidget*>(promptPanel_)}) {
+        // QScrollArea takes a height-for-width layout's preferred height as its minimum (a
+        // word-wrapped label makes the panel's layout one): the scrollbar would appear while the
+        // panel still fits. Wrapped in a layout without height-for-width, the panel scrolls
+        // only below its minimum height.
+        auto* holder = new QWidget(this);
+        auto* layout = new NoHeightForWidthLayout(holder);
+        layout->setContentsMargins(0, 0, 0, 0);
+        layout->addWidget(panel);
+        const bool models = panel == modelPanel_;
+        QDockWidget* side = addDock(holder, models ? tr("Models") : tr("Prompt"), models ? "modelsDock" : "promptDock",
+                                    Qt::LeftDockWidgetArea, /*scrollable=*/true);
         auto* scroll = static_cast<QScrollArea*>(side->widget());
         scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-        scroll->setMinimumWidth(scroll->widget()->minimumSizeHint().width() +
-                                scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+        scroll->setMinimumWidth(panel->minimumSizeHint().width() + scroll->style()->pixelMetric(QStyle::PM_ScrollBarExtent));
+        // The Models panel is short and holds the fields everything starts from: it stays
+        // whole and the Prompt panel (its list can be long) scrolls when both do not fit.
+        if (models) new KeepWholeHeight(scroll);
     }
     auto* output = addDock(wb->stripView(), tr("Output"), "outputDock", Qt::BottomDockWidgetArea);
     auto* acc = addDock(wb->acceptance(), tr("Acceptance"), "acceptanceDock", Qt::RightDockWidgetArea, true);
